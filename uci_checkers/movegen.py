@@ -1,0 +1,386 @@
+"""Legal move generation, make, Zobrist update and perft: numba kernels over int64 bitboards.
+
+A position is four ints: ``black``, ``white``, ``kings`` (bitboards in the padded
+layout of :mod:`uci_checkers.bitboard`) and ``stm`` (side to move, 0 Black, 1 White).
+
+Move encoding
+-------------
+A move is two int64 words kept in parallel buffers:
+
+``move`` (everything ``make_move`` needs)::
+
+    bits  0-5   from bit index
+    bits  6-11  to bit index            (equal to from when a king's capture loop ends where it began)
+    bits 12-46  captured pieces, as a bitboard shifted left by 12
+    bit  47     promotion (a man reaches the far row; also ends a capture chain)
+
+``path`` (only needed to print the move): the landing bit indices, 6 bits each,
+first landing in bits 0-5.  A quiet move has one landing; a capture has one per
+captured piece (at most 9 in English checkers: a king's landings lie on one
+quarter of the board and its victims on 9 interior squares).
+
+Two captures taking the same pieces from the same start to the same end by
+different routes have equal ``move`` words and different ``path`` words: they are
+different moves (perft counts both) that lead to the same position.
+
+Buffers: generators write moves at ``moves[start:start+n]`` (and the paths at
+``paths[start:...]``) and return ``n``; callers size each slot ``MAX_MOVES``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import borrow, ctz, kernel, popcount
+from .bitboard import BLACK_CROWN, SQUARES, WHITE_CROWN, ZOBRIST_PIECE, ZOBRIST_SIDE
+
+MAX_MOVES = 512          # per generation slot; generous because king capture loops multiply paths
+MAX_PLY = 128            # perft/search stack depth
+
+FROM_MASK = 63
+CAPTURE_SHIFT = 12
+CAPTURE_MASK = (1 << 35) - 1
+PROMOTION_FLAG = 1 << 47
+
+_SQ = SQUARES
+_BCROWN = BLACK_CROWN
+_WCROWN = WHITE_CROWN
+_ZP = ZOBRIST_PIECE
+_ZS = ZOBRIST_SIDE
+
+
+@kernel
+def move_from(mv):
+    return mv & 63
+
+
+@kernel
+def move_to(mv):
+    return (mv >> 6) & 63
+
+
+@kernel
+def move_captured(mv):
+    return (mv >> 12) & CAPTURE_MASK
+
+
+@kernel
+def capture_movers(us_men, us_kings, them, empty, stm):
+    """Bitboard of our pieces that have at least one jump."""
+    if stm == 0:
+        fwd = us_men | us_kings
+        back = us_kings
+    else:
+        fwd = us_kings
+        back = us_men | us_kings
+    j = (fwd & (them >> 4) & (empty >> 8)) | (fwd & (them >> 5) & (empty >> 10))
+    j |= (back & (them << 4) & (empty << 8)) | (back & (them << 5) & (empty << 10))
+    return j & _SQ
+
+
+@kernel("int64(int64, int64, int64, int64, int64, int64)")
+def _count_chains(at, victims, empty, crown, is_king, stm):
+    """Number of maximal capture chains continuing from the single-bit square ``at``.
+
+    ``victims`` are the enemy pieces not yet jumped in this chain (a piece cannot be
+    jumped twice); jumped pieces stay on the board until the move ends, so
+    ``empty`` never changes during a chain.
+    """
+    n = np.int64(0)
+    for d in range(4):
+        if d < 2:
+            if is_king == 0 and stm == 1:
+                continue
+            if d == 0:
+                over = at << 4
+                land = at << 8
+            else:
+                over = at << 5
+                land = at << 10
+        else:
+            if is_king == 0 and stm == 0:
+                continue
+            if d == 2:
+                over = at >> 4
+                land = at >> 8
+            else:
+                over = at >> 5
+                land = at >> 10
+        if (over & victims) == 0 or (land & empty) == 0:
+            continue
+        if is_king == 0 and (land & crown) != 0:
+            n += 1  # crowning ends the move
+        else:
+            n += _count_chains(land, victims ^ over, empty, crown, is_king, stm)
+    return n if n > 0 else 1
+
+
+@kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64)")
+def _gen_chains(frm, at, them, captured, empty, crown, is_king, stm, path, njumps, n, moves, paths, start):
+    """Write every maximal capture chain continuing from ``at`` (see _count_chains); return the new count."""
+    extended = False
+    for d in range(4):
+        if d < 2:
+            if is_king == 0 and stm == 1:
+                continue
+            if d == 0:
+                over = at << 4
+                land = at << 8
+            else:
+                over = at << 5
+                land = at << 10
+        else:
+            if is_king == 0 and stm == 0:
+                continue
+            if d == 2:
+                over = at >> 4
+                land = at >> 8
+            else:
+                over = at >> 5
+                land = at >> 10
+        if (over & them & ~captured) == 0 or (land & empty) == 0:
+            continue
+        extended = True
+        li = ctz(land)
+        new_path = path | (li << (6 * njumps))
+        if is_king == 0 and (land & crown) != 0:
+            # Crowning ends the move, even if the new king could jump on.
+            if start + n < moves.shape[0]:
+                moves[start + n] = frm | (li << 6) | ((captured | over) << 12) | PROMOTION_FLAG
+                paths[start + n] = new_path
+                n += 1
+        else:
+            n = _gen_chains(frm, land, them, captured | over, empty, crown, is_king, stm, new_path,
+                            njumps + 1, n, moves, paths, start)
+    if not extended and start + n < moves.shape[0]:
+        moves[start + n] = frm | (ctz(at) << 6) | (captured << 12)
+        paths[start + n] = path
+        n += 1
+    return n
+
+
+@kernel
+def _capture_setup(black, white, kings, stm):
+    if stm == 0:
+        return black, white, _BCROWN
+    return white, black, _WCROWN
+
+
+@kernel
+def gen_captures(black, white, kings, stm, moves, paths, start):
+    """Write every capture (each landing path its own move) at ``moves[start:]``; return the count."""
+    us, them, crown = _capture_setup(black, white, kings, stm)
+    empty = _SQ & ~(black | white)
+    jumpers = capture_movers(us & ~kings, us & kings, them, empty, stm)
+    n = 0
+    while jumpers != 0:
+        b = ctz(jumpers)
+        jumpers &= jumpers - 1
+        bit = np.int64(1) << b
+        is_king = 1 if (kings & bit) != 0 else 0
+        # The mover's own square is empty once it leaves: a king may pass over or end on it.
+        n = _gen_chains(b, bit, them, np.int64(0), empty | bit, crown, is_king, stm, np.int64(0),
+                        np.int64(0), n, moves, paths, start)
+    return n
+
+
+@kernel
+def count_captures(black, white, kings, stm):
+    """Number of capture moves (each landing path counted), without writing them."""
+    us, them, crown = _capture_setup(black, white, kings, stm)
+    empty = _SQ & ~(black | white)
+    jumpers = capture_movers(us & ~kings, us & kings, them, empty, stm)
+    n = np.int64(0)
+    while jumpers != 0:
+        bit = jumpers & -jumpers
+        jumpers ^= bit
+        is_king = 1 if (kings & bit) != 0 else 0
+        n += _count_chains(bit, them, empty | bit, crown, is_king, stm)
+    return n
+
+
+@kernel
+def gen_quiet(black, white, kings, stm, moves, paths, start):
+    """Write every non-capturing move at ``moves[start:]``; return the count."""
+    empty = _SQ & ~(black | white)
+    if stm == 0:
+        us = black
+        crown = _BCROWN
+        fwd = us
+        back = us & kings
+    else:
+        us = white
+        crown = _WCROWN
+        fwd = us & kings
+        back = us
+    n = 0
+    for d in range(4):
+        if d == 0:
+            targets = (fwd << 4) & empty
+            step = 4
+        elif d == 1:
+            targets = (fwd << 5) & empty
+            step = 5
+        elif d == 2:
+            targets = (back >> 4) & empty
+            step = -4
+        else:
+            targets = (back >> 5) & empty
+            step = -5
+        while targets != 0:
+            t = ctz(targets)
+            targets &= targets - 1
+            f = t - step
+            mv = f | (t << 6)
+            if (kings >> f) & 1 == 0 and ((crown >> t) & 1) != 0:
+                mv |= PROMOTION_FLAG
+            if start + n < moves.shape[0]:
+                moves[start + n] = mv
+                paths[start + n] = t
+                n += 1
+    return n
+
+
+@kernel
+def gen_moves(black, white, kings, stm, moves, paths, start):
+    """All legal moves: the captures if there is any, else the quiet moves."""
+    if has_capture(black, white, kings, stm):
+        return gen_captures(black, white, kings, stm, moves, paths, start)
+    return gen_quiet(black, white, kings, stm, moves, paths, start)
+
+
+@kernel
+def has_capture(black, white, kings, stm):
+    if stm == 0:
+        us = black
+        them = white
+    else:
+        us = white
+        them = black
+    empty = _SQ & ~(black | white)
+    return capture_movers(us & ~kings, us & kings, them, empty, stm) != 0
+
+
+@kernel
+def count_quiet(black, white, kings, stm):
+    empty = _SQ & ~(black | white)
+    if stm == 0:
+        fwd = black
+        back = black & kings
+    else:
+        fwd = white & kings
+        back = white
+    return (popcount((fwd << 4) & empty) + popcount((fwd << 5) & empty)
+            + popcount((back >> 4) & empty) + popcount((back >> 5) & empty))
+
+
+@kernel
+def make_move(black, white, kings, stm, mv):
+    """The position after ``mv`` (side to move not flipped here): returns (black, white, kings)."""
+    f = np.int64(1) << (mv & 63)
+    t = np.int64(1) << ((mv >> 6) & 63)
+    cap = (mv >> 12) & CAPTURE_MASK
+    if (kings & f) != 0:
+        kings = (kings & ~f) | t
+    elif (mv & PROMOTION_FLAG) != 0:
+        kings |= t
+    kings &= ~cap
+    if stm == 0:
+        black = (black & ~f) | t
+        white &= ~cap
+    else:
+        white = (white & ~f) | t
+        black &= ~cap
+    return black, white, kings
+
+
+@kernel
+def hash_position(black, white, kings, stm):
+    """Zobrist key of a position, from scratch."""
+    h = np.int64(0)
+    x = black | white
+    while x != 0:
+        b = ctz(x)
+        x &= x - 1
+        kind = (0 if (black >> b) & 1 else 1) + (2 if (kings >> b) & 1 else 0)
+        h ^= _ZP[kind, b]
+    if stm == 1:
+        h ^= _ZS
+    return h
+
+
+@kernel
+def hash_delta(black, white, kings, stm, mv):
+    """What to XOR into the Zobrist key of a position to play ``mv`` (side flip included)."""
+    f = mv & 63
+    t = (mv >> 6) & 63
+    was_king = (kings >> f) & 1
+    kind = stm + 2 * was_king
+    new_kind = kind
+    if was_king == 0 and (mv & PROMOTION_FLAG) != 0:
+        new_kind = stm + 2
+    d = _ZP[kind, f] ^ _ZP[new_kind, t] ^ _ZS
+    cap = (mv >> 12) & CAPTURE_MASK
+    other = 1 - stm
+    while cap != 0:
+        b = ctz(cap)
+        cap &= cap - 1
+        d ^= _ZP[other + 2 * ((kings >> b) & 1), b]
+    return d
+
+
+@kernel
+def count_moves(black, white, kings, stm):
+    """Number of legal moves: quiet moves counted by popcount, capture chains walked without writing."""
+    us, them, crown = _capture_setup(black, white, kings, stm)
+    empty = _SQ & ~(black | white)
+    men = us & ~kings
+    kg = us & kings
+    jumpers = capture_movers(men, kg, them, empty, stm)
+    if jumpers == 0:
+        if stm == 0:
+            fwd = us
+            back = kg
+        else:
+            fwd = kg
+            back = us
+        return (popcount((fwd << 4) & empty) + popcount((fwd << 5) & empty)
+                + popcount((back >> 4) & empty) + popcount((back >> 5) & empty))
+    n = np.int64(0)
+    while jumpers != 0:
+        bit = jumpers & -jumpers
+        jumpers ^= bit
+        is_king = 1 if (kings & bit) != 0 else 0
+        n += _count_chains(bit, them, empty | bit, crown, is_king, stm)
+    return n
+
+
+@kernel("int64(int64, int64, int64, int64, int64, int64[:], int64[:], int64)")
+def _perft(black, white, kings, stm, depth, moves, paths, ply):
+    start = ply * MAX_MOVES
+    if depth == 1:
+        return count_moves(black, white, kings, stm)
+    n = gen_moves(black, white, kings, stm, moves, paths, start)
+    total = np.int64(0)
+    if depth == 2:
+        # Bulk counting one ply up: count each child's moves without a recursive call.
+        for i in range(n):
+            b2, w2, k2 = make_move(black, white, kings, stm, moves[start + i])
+            total += count_moves(b2, w2, k2, 1 - stm)
+        return total
+    for i in range(n):
+        b2, w2, k2 = make_move(black, white, kings, stm, moves[start + i])
+        total += _perft(b2, w2, k2, 1 - stm, depth - 1, moves, paths, ply + 1)
+    return total
+
+
+def new_move_buffers(plies: int = MAX_PLY) -> tuple[np.ndarray, np.ndarray]:
+    """Preallocated (moves, paths) buffers with ``plies`` generation slots."""
+    return (np.zeros(plies * MAX_MOVES, dtype=np.int64), np.zeros(plies * MAX_MOVES, dtype=np.int64))
+
+
+@kernel("int64(int64, int64, int64, int64, int64, int64[:], int64[:])")
+def perft_kernel(black, white, kings, stm, depth, moves, paths):
+    """Leaf count at ``depth`` plies (depth 0 counts the position itself)."""
+    if depth <= 0:
+        return 1
+    return _perft(black, white, kings, stm, depth, borrow(moves), borrow(paths), 0)
