@@ -1,10 +1,39 @@
-"""The search: the Python driver (iterative deepening, reporting) over numba kernels.
+"""The search: numba alpha-beta kernels and the Python driver (iterative deepening, reporting).
 
-PLACEHOLDER: a plain material-only alpha-beta so that the engine facade and the
-protocol loop can be built and tested.  The search issue replaces the kernels
-and the driver; the public API below (``SearchLimits``, ``SearchInfo``,
-``SearchResult``, ``TimeControl``, ``Searcher``) is the contract the engine
-facade relies on and should only grow.
+Kernels
+-------
+``_ab`` is a negamax alpha-beta with principal-variation search over the rules
+of :mod:`uci_checkers.movegen`:
+
+* a position whose side to move has a capture is never a leaf: at depth <= 0
+  the search goes on through the (forced) captures, so the evaluation only
+  ever sees quiet positions;
+* a position with a single legal move is searched without spending depth
+  (single-reply extension; capture chains are mostly single replies);
+* transposition table (:mod:`uci_checkers.tt`) with mate scores stored
+  relative to the node;
+* move ordering: table move, captures (most pieces, kings first), killers,
+  promotions, history;
+* late-move reductions of quiet moves, re-searched at full depth when they
+  beat alpha;
+* draws: a repetition of any earlier position since the last irreversible move
+  (game history and search path) and the no-progress limit; a side with no
+  legal move loses at its distance from the root (``MATE - ply``).
+
+All kernel state lives in two int64 arrays, the workspace ``ws`` (move stack,
+killers, history, repetition keys, triangular PV, counters) and the table
+``tt``; the engine's ``stop_flag`` is polled every 1024 nodes.  Entry kernels
+pass ``borrow()`` views down so the recursion pays no reference counting.
+
+Driver
+------
+``Searcher.search`` runs iterative deepening in Python: one kernel call per
+root move and iteration, so it can report a ``SearchInfo`` on each new best
+move and each completed depth, honour ``searchmoves`` and MultiPV, use
+aspiration windows and ask the engine's time manager after each iteration.
+Nothing depends on the clock except time-controlled stops, so fixed-depth and
+fixed-node searches are reproducible (same node counts twice, and after
+``clear()``).
 
 Threading contract: ``Searcher.search`` runs in the engine's worker thread.
 Kernels are ``nogil`` and poll ``stop_flag[0]`` (an int64 numpy array shared
@@ -15,20 +44,355 @@ prints: it reports through the ``on_info`` callback.
 from __future__ import annotations
 
 import time
+import zlib
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Protocol
 
 import numpy as np
 
 from . import movegen as mg
-from ._jit import borrow, kernel, popcount
+from . import tt as ttm
+from ._jit import borrow, ctz, kernel, popcount
+from .bitboard import BLACK_CROWN, SQUARES, WHITE_CROWN
+from .evaluate import evaluate
 from .position import Game, Move, Position
 
 MATE = 30000            # score of a side to move that has already lost is -MATE
 MATE_BOUND = MATE - 1000  # |score| above this is a forced win/loss, in plies from MATE
 INF = 32000
 
+MAX_PLY = 128
+MAXM = 256              # moves per generation slot in the search (a position never has more)
+MOVE_MASK = (1 << 48) - 1
+HIST_KEYS = 1024        # game-history keys kept for repetition checks (only since the last irreversible move)
 
+# --- workspace layout (int64 offsets) ---------------------------------------
+W_MOVES = 0
+W_KILL = W_MOVES + MAX_PLY * MAXM
+W_HIST = W_KILL + 2 * MAX_PLY
+W_KEYS = W_HIST + 2 * 64 * 64
+W_PV = W_KEYS + HIST_KEYS + MAX_PLY + 8
+W_PVLEN = W_PV + MAX_PLY * MAX_PLY
+W_CTL = W_PVLEN + MAX_PLY
+WS_SIZE = W_CTL + 16
+# control words
+C_NODES = W_CTL + 0
+C_NODELIM = W_CTL + 1     # stop when nodes reach this (a huge number when unlimited)
+C_STOP = W_CTL + 2        # set by the kernel when it stops (flag or node limit)
+C_SELDEPTH = W_CTL + 3
+C_GEN = W_CTL + 4         # table generation (one per search)
+C_NOPROG = W_CTL + 5      # no-progress limit in plies (0 = off)
+C_ROOTIDX = W_CTL + 6     # index in the key stack of the root position
+C_MAXEXT = W_CTL + 7      # ply beyond which forced-move extensions stop
+
+_SQ = SQUARES
+_BCROWN = BLACK_CROWN
+_WCROWN = WHITE_CROWN
+_PROMO = mg.PROMOTION_FLAG
+_CAPMASK = mg.CAPTURE_MASK
+
+
+# =============================================================================
+# Move generation without landing paths (the search never prints a move)
+# =============================================================================
+@kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64)")
+def _chains(frm, at, them, captured, empty, crown, is_king, stm, n, ws, start):
+    extended = False
+    for d in range(4):
+        if d < 2:
+            if is_king == 0 and stm == 1:
+                continue
+            if d == 0:
+                over = at << 4
+                land = at << 8
+            else:
+                over = at << 5
+                land = at << 10
+        else:
+            if is_king == 0 and stm == 0:
+                continue
+            if d == 2:
+                over = at >> 4
+                land = at >> 8
+            else:
+                over = at >> 5
+                land = at >> 10
+        if (over & them & ~captured) == 0 or (land & empty) == 0:
+            continue
+        extended = True
+        if is_king == 0 and (land & crown) != 0:
+            if n < MAXM:
+                ws[start + n] = frm | (ctz(land) << 6) | ((captured | over) << 12) | _PROMO
+                n += 1
+        else:
+            n = _chains(frm, land, them, captured | over, empty, crown, is_king, stm, n, ws, start)
+    if not extended:
+        mv = frm | (ctz(at) << 6) | (captured << 12)
+        if is_king != 0:
+            # a king loop taken either way gives the same move word: search it once
+            for j in range(n):
+                if ws[start + j] == mv:
+                    return n
+        if n < MAXM:
+            ws[start + n] = mv
+            n += 1
+    return n
+
+
+@kernel
+def _gen(black, white, kings, stm, capt, ws, start):
+    """All legal moves (captures if ``capt``) written at ``ws[start:]``; returns the count."""
+    empty = _SQ & ~(black | white)
+    if stm == 0:
+        us = black
+        them = white
+        crown = _BCROWN
+    else:
+        us = white
+        them = black
+        crown = _WCROWN
+    n = 0
+    if capt:
+        jumpers = mg.capture_movers(us & ~kings, us & kings, them, empty, stm)
+        while jumpers != 0:
+            b = ctz(jumpers)
+            jumpers &= jumpers - 1
+            bit = np.int64(1) << b
+            is_king = 1 if (kings & bit) != 0 else 0
+            n = _chains(b, bit, them, np.int64(0), empty | bit, crown, is_king, stm, n, ws, start)
+        return n
+    if stm == 0:
+        fwd = us
+        back = us & kings
+    else:
+        fwd = us & kings
+        back = us
+    for d in range(4):
+        if d == 0:
+            targets = (fwd << 4) & empty
+            step = 4
+        elif d == 1:
+            targets = (fwd << 5) & empty
+            step = 5
+        elif d == 2:
+            targets = (back >> 4) & empty
+            step = -4
+        else:
+            targets = (back >> 5) & empty
+            step = -5
+        while targets != 0:
+            t = ctz(targets)
+            targets &= targets - 1
+            f = t - step
+            mv = f | (t << 6)
+            if ((kings >> f) & 1) == 0 and ((crown >> t) & 1) != 0:
+                mv |= _PROMO
+            ws[start + n] = mv
+            n += 1
+    return n
+
+
+@kernel
+def _has_move(black, white, kings, stm):
+    return mg.count_quiet(black, white, kings, stm) > 0 or mg.has_capture(black, white, kings, stm)
+
+
+# =============================================================================
+# The alpha-beta kernel
+# =============================================================================
+@kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64[:])")
+def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, stop):
+    nodes = ws[C_NODES] + 1
+    ws[C_NODES] = nodes
+    if (nodes & 1023) == 0 and stop[0] != 0:
+        ws[C_STOP] = 1
+    if nodes >= ws[C_NODELIM]:
+        ws[C_STOP] = 1
+    if ws[C_STOP] != 0:
+        return 0
+    ws[W_PVLEN + ply] = ply
+    if ply > ws[C_SELDEPTH]:
+        ws[C_SELDEPTH] = ply
+
+    # repetition: any earlier position since the last irreversible move, same side to move
+    kidx = ws[C_ROOTIDX] + ply
+    ws[W_KEYS + kidx] = key
+    if qp >= 4:
+        lim = qp if qp < kidx else kidx
+        i = 4
+        while i <= lim:
+            if ws[W_KEYS + kidx - i] == key:
+                return 0
+            i += 2
+    nprog = ws[C_NOPROG]
+    if nprog > 0 and qp >= nprog:
+        if _has_move(black, white, kings, stm):
+            return 0
+        return -MATE + ply
+
+    # mate-distance pruning
+    if alpha < -MATE + ply:
+        alpha = -MATE + ply
+    if beta > MATE - ply - 1:
+        beta = MATE - ply - 1
+    if alpha >= beta:
+        return alpha
+
+    capt = mg.has_capture(black, white, kings, stm)
+    if depth <= 0 and not capt:
+        return evaluate(black, white, kings, stm)
+    if ply >= MAX_PLY - 2:
+        return evaluate(black, white, kings, stm)
+
+    pv_node = beta - alpha > 1
+    found, tmove, tscore, tdepth, tbound = ttm.probe(tt, key)
+    if found != 0:
+        if tscore > MATE_BOUND:
+            tscore -= ply
+        elif tscore < -MATE_BOUND:
+            tscore += ply
+        if not pv_node and tdepth >= depth:
+            if tbound == ttm.BOUND_EXACT:
+                return tscore
+            if tbound == ttm.BOUND_LOWER and tscore >= beta:
+                return tscore
+            if tbound == ttm.BOUND_UPPER and tscore <= alpha:
+                return tscore
+
+    start = W_MOVES + ply * MAXM
+    n = _gen(black, white, kings, stm, capt, ws, start)
+    if n == 0:
+        return -MATE + ply
+
+    # single reply: do not spend depth on a forced move (bounded by ply)
+    if n == 1 and ply < ws[C_MAXEXT]:
+        new_depth = depth
+    else:
+        new_depth = depth - 1
+
+    # ordering scores, packed above the 48 move bits
+    k1 = ws[W_KILL + 2 * ply]
+    k2 = ws[W_KILL + 2 * ply + 1]
+    hbase = W_HIST + stm * 4096
+    if n > 1:
+        for i in range(n):
+            mv = ws[start + i]
+            if mv == tmove:
+                sc = 32000
+            elif capt:
+                cap = (mv >> 12) & _CAPMASK
+                sc = 20000 + 200 * popcount(cap) + 100 * popcount(cap & kings)
+                if (mv & _PROMO) != 0:
+                    sc += 50
+            elif mv == k1:
+                sc = 30000
+            elif mv == k2:
+                sc = 29000
+            elif (mv & _PROMO) != 0:
+                sc = 28000
+            else:
+                h = ws[hbase + (mv & 63) * 64 + ((mv >> 6) & 63)]
+                sc = h if h < 19999 else 19999
+            ws[start + i] = mv | (sc << 48)
+
+    best = -INF
+    best_move = np.int64(0)
+    orig_alpha = alpha
+    other = 1 - stm
+    for i in range(n):
+        if n > 1:
+            # selection sort step: bring the highest packed word to i
+            bi = i
+            bv = ws[start + i]
+            for j in range(i + 1, n):
+                v = ws[start + j]
+                if v > bv:
+                    bv = v
+                    bi = j
+            if bi != i:
+                ws[start + bi] = ws[start + i]
+                ws[start + i] = bv
+            mv = bv & MOVE_MASK
+        else:
+            mv = ws[start]
+        b2, w2, k2b = mg.make_move(black, white, kings, stm, mv)
+        key2 = key ^ mg.hash_delta(black, white, kings, stm, mv)
+        # irreversible: a capture or a man move resets the no-progress counter
+        if capt or ((kings >> (mv & 63)) & 1) == 0:
+            qp2 = 0
+        else:
+            qp2 = qp + 1
+        if i == 0:
+            s = -_ab(b2, w2, k2b, other, key2, new_depth, -beta, -alpha, ply + 1, qp2, ws, tt, stop)
+        else:
+            r = 0
+            if (not capt and new_depth >= 2 and i >= 3 and (mv & _PROMO) == 0
+                    and mv != k1 and mv != k2):
+                r = 1
+                if i >= 6 and new_depth >= 5:
+                    r = 2
+            s = -_ab(b2, w2, k2b, other, key2, new_depth - r, -alpha - 1, -alpha, ply + 1, qp2, ws, tt, stop)
+            if r > 0 and s > alpha and ws[C_STOP] == 0:
+                s = -_ab(b2, w2, k2b, other, key2, new_depth, -alpha - 1, -alpha, ply + 1, qp2, ws, tt, stop)
+            if s > alpha and s < beta and ws[C_STOP] == 0:
+                s = -_ab(b2, w2, k2b, other, key2, new_depth, -beta, -alpha, ply + 1, qp2, ws, tt, stop)
+        if ws[C_STOP] != 0:
+            return 0
+        if s > best:
+            best = s
+            best_move = mv
+            if s > alpha:
+                alpha = s
+                if pv_node:
+                    row = W_PV + ply * MAX_PLY
+                    nrow = W_PV + (ply + 1) * MAX_PLY
+                    ws[row + ply] = mv
+                    end = ws[W_PVLEN + ply + 1]
+                    for j in range(ply + 1, end):
+                        ws[row + j] = ws[nrow + j]
+                    ws[W_PVLEN + ply] = end if end > ply + 1 else ply + 1
+                if alpha >= beta:
+                    if not capt:
+                        if mv != k1:
+                            ws[W_KILL + 2 * ply + 1] = k1
+                            ws[W_KILL + 2 * ply] = mv
+                        hi = hbase + (mv & 63) * 64 + ((mv >> 6) & 63)
+                        ws[hi] += depth * depth
+                    break
+
+    if best >= beta:
+        bound = ttm.BOUND_LOWER
+    elif best > orig_alpha:
+        bound = ttm.BOUND_EXACT
+    else:
+        bound = ttm.BOUND_UPPER
+        best_move = tmove if found != 0 else np.int64(0)
+    sstore = best
+    if sstore > MATE_BOUND:
+        sstore += ply
+    elif sstore < -MATE_BOUND:
+        sstore -= ply
+    ttm.store(tt, key, best_move, sstore, depth, bound, ws[C_GEN])
+    return best
+
+
+@kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64[:])")
+def search_child(black, white, kings, stm, key, depth, alpha, beta, qp, ws, tt, stop):
+    """Score (from the mover's view, negated by the caller) of a root child at ply 1."""
+    return _ab(black, white, kings, stm, key, depth, alpha, beta, 1, qp, borrow(ws), borrow(tt), borrow(stop))
+
+
+@kernel
+def _age_history(ws):
+    for i in range(W_HIST, W_HIST + 2 * 4096):
+        ws[i] >>= 3
+    for i in range(W_KILL, W_KILL + 2 * MAX_PLY):
+        ws[i] = 0
+
+
+# =============================================================================
+# Python API
+# =============================================================================
 @dataclass
 class SearchLimits:
     """What bounds one search.  Time is not here: the engine's ``TimeControl`` owns it."""
@@ -41,6 +405,7 @@ class SearchLimits:
     skill: int = 20                      # 0 = uniformly random legal move ... 20 = full strength
     seed: int = 0                        # makes skill-level choices reproducible
     infinite: bool = False               # do not stop by itself (depth cap aside)
+    no_progress_plies: Optional[int] = None  # no-progress draw limit (0 = off); None: the game's own
 
 
 @dataclass
@@ -68,6 +433,9 @@ class SearchResult:
     depth: int
     nodes: int
     infos: list[SearchInfo] = field(default_factory=list)
+    seldepth: int = 0
+    time_ms: int = 0
+    pv: list[Move] = field(default_factory=list)
 
 
 class TimeControl(Protocol):
@@ -85,60 +453,29 @@ def mate_in_moves(score: int) -> Optional[int]:
     if score > MATE_BOUND:
         return (MATE - score + 1) // 2
     if score < -MATE_BOUND:
-        return -((MATE + score) // 2)
+        return -((MATE - (-score)) // 2)
     return None
 
 
-@kernel
-def _material(black, white, kings, stm):
-    b = popcount(black & ~kings) * 100 + popcount(black & kings) * 130
-    w = popcount(white & ~kings) * 100 + popcount(white & kings) * 130
-    return b - w if stm == 0 else w - b
+# Skill levels 1..19: depth cap and score noise (centi-men, standard deviation).
+_SKILL_DEPTH = (0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 6, 6, 7, 8, 9, 10, 11, 12, 14, 16)
+_SKILL_NOISE = (0, 120, 100, 90, 80, 70, 60, 52, 45, 38, 32, 26, 21, 17, 13, 10, 7, 5, 3, 2)
 
 
-@kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64[:])")
-def _alphabeta(black, white, kings, stm, depth, alpha, beta, ply, moves, paths, ctl):
-    # ctl[0] stop flag, ctl[1] node counter, ctl[2] node limit (0 = none)
-    ctl[1] += 1
-    if (ctl[1] & 1023) == 0 and ctl[2] > 0 and ctl[1] >= ctl[2]:
-        ctl[0] = 1
-    if ctl[0] != 0:
-        return 0
-    start = ply * mg.MAX_MOVES
-    n = mg.gen_moves(black, white, kings, stm, moves, paths, start)
-    if n == 0:
-        return -MATE + ply
-    if depth <= 0 and not mg.has_capture(black, white, kings, stm):
-        return _material(black, white, kings, stm)
-    best = -INF
-    for i in range(n):
-        b2, w2, k2 = mg.make_move(black, white, kings, stm, moves[start + i])
-        s = -_alphabeta(b2, w2, k2, 1 - stm, depth - 1, -beta, -alpha, ply + 1, moves, paths, ctl)
-        if ctl[0] != 0:
-            return 0
-        if s > best:
-            best = s
-            if s > alpha:
-                alpha = s
-                if alpha >= beta:
-                    break
-    return best
-
-
-@kernel("int64(int64, int64, int64, int64, int64, int64[:], int64[:], int64[:], int64[:], int64)")
-def _root(black, white, kings, stm, depth, root_moves, moves, paths, ctl, nroot):
-    """Search each root move; store its score in ``root_moves`` layout [word, score] pairs."""
-    alpha = -INF
-    for i in range(nroot):
-        mv = root_moves[2 * i]
-        b2, w2, k2 = mg.make_move(black, white, kings, stm, mv)
-        s = -_alphabeta(b2, w2, k2, 1 - stm, depth - 1, -INF, -alpha + 1, 1, borrow(moves), borrow(paths), ctl)
-        if ctl[0] != 0:
-            return i
-        root_moves[2 * i + 1] = s
-        if s > alpha:
-            alpha = s
-    return nroot
+def _pv_moves(pos: Position, words: list[int]) -> list[Move]:
+    """Turn kernel move words into ``Move`` objects (stops at the first word that is not legal)."""
+    out: list[Move] = []
+    for w in words:
+        match = None
+        for m in pos.legal_moves():
+            if m.word == w:
+                match = m
+                break
+        if match is None:
+            break
+        out.append(match)
+        pos = pos.play(match)
+    return out
 
 
 class Searcher:
@@ -146,21 +483,41 @@ class Searcher:
 
     def __init__(self, hash_mb: int = 16) -> None:
         self.hash_mb = hash_mb
-        self.moves, self.paths = mg.new_move_buffers()
-        self.ctl = np.zeros(4, dtype=np.int64)
+        self.tt = ttm.new_table(hash_mb)
+        self.ws = np.zeros(WS_SIZE, dtype=np.int64)
+        self.gen = 0
 
     def set_hash(self, mb: int) -> None:
+        """Resize the transposition table (its content is lost)."""
         self.hash_mb = mb
+        self.tt = ttm.new_table(mb)
 
     def clear(self) -> None:
         """Forget everything learnt (``ucinewgame`` / ``Clear Hash``)."""
+        ttm.clear(self.tt)
+        self.ws[:] = 0
+        self.gen = 0
 
     def warm_up(self) -> None:
         """Compile (or load from cache) every kernel the search uses."""
-        self.search(Game(), SearchLimits(depth=2), lambda info: None, np.zeros(1, dtype=np.int64))
+        from .evaluate import evaluation_terms
+        evaluation_terms(Position.start())
+        self.search(Game(), SearchLimits(depth=3), lambda info: None, np.zeros(1, dtype=np.int64))
+        self.clear()
 
+    def hashfull(self) -> int:
+        return int(ttm.hashfull(self.tt, self.gen))
+
+    # ------------------------------------------------------------------
     def search(self, game: Game, limits: SearchLimits, on_info: Callable[[SearchInfo], None],
-               stop_flag: np.ndarray, time_control: Optional[TimeControl] = None) -> SearchResult:
+               stop_flag: np.ndarray, time_control: Optional[TimeControl] = None,
+               on_currmove: Optional[Callable[[Move, int], None]] = None) -> SearchResult:
+        """Search ``game.position`` within ``limits``; report through ``on_info``; return the best move.
+
+        ``on_currmove(move, number)`` (optional) is called at most a few times a
+        second, after the first second, with the root move being searched.
+        """
+        t0 = time.perf_counter()
         pos = game.position
         legal = pos.legal_moves()
         if limits.searchmoves:
@@ -168,37 +525,209 @@ class Searcher:
             legal = [m for m in legal if m.squares in allowed] or legal
         if not legal:
             return SearchResult(None, None, -MATE, 0, 0)
-        t0 = time.perf_counter()
-        self.ctl[:] = 0
-        self.ctl[2] = limits.nodes or 0
-        ctl = self.ctl
-        best, score, depth_done = legal[0], 0, 0
+        skill = max(0, min(20, int(limits.skill)))
+        if skill == 0:
+            rng = self._rng(limits, pos)
+            pick = legal[int(rng.integers(len(legal)))]
+            return SearchResult(pick, None, 0, 0, 0)
+
+        ws, tt = self.ws, self.tt
+        self.gen = (self.gen + 1) & 63
+        _age_history(ws)
+        ws[C_NODES] = 0
+        ws[C_STOP] = 0
+        ws[C_SELDEPTH] = 0
+        ws[C_GEN] = self.gen
+        ws[C_NODELIM] = limits.nodes if limits.nodes else (1 << 62)
+        nprog = game.no_progress_plies if limits.no_progress_plies is None else limits.no_progress_plies
+        ws[C_NOPROG] = max(0, int(nprog))
+        # repetition keys: the game's positions since the last irreversible move, root last
+        qp_root = game.quiet_plies
+        keys = game.history_keys()[-(min(qp_root, HIST_KEYS - 1) + 1):]
+        ws[W_KEYS:W_KEYS + len(keys)] = keys
+        ws[C_ROOTIDX] = len(keys) - 1
+        root_key = pos.zobrist()
+
+        max_depth = min(limits.depth or (MAX_PLY - 8), MAX_PLY - 8)
+        if skill < 20:
+            max_depth = min(max_depth, _SKILL_DEPTH[skill])
+        multipv = max(1, min(int(limits.multipv or 1), len(legal)))
+        if skill < 20:
+            multipv = len(legal)          # weakened play chooses among all scored root moves
+
+        # root children, precomputed once
+        children = []
+        for m in legal:
+            b, w, k = mg.make_move(pos.black, pos.white, pos.kings, pos.turn, m.word)
+            irreversible = m.is_capture or not ((pos.kings >> (m.word & 63)) & 1)
+            children.append((m, int(b), int(w), int(k),
+                             root_key ^ int(mg.hash_delta(pos.black, pos.white, pos.kings, pos.turn, m.word)),
+                             0 if irreversible else qp_root + 1))
+        order = list(range(len(legal)))
+        scores = {i: -INF for i in order}
+        pvs: dict[int, list[int]] = {i: [legal[i].word] for i in order}
+        stm = 1 - pos.turn
         infos: list[SearchInfo] = []
-        max_depth = limits.depth or 64
-        order = list(legal)
-        for depth in range(1, max_depth + 1):
-            root = np.zeros(2 * len(order), dtype=np.int64)
-            for i, m in enumerate(order):
-                root[2 * i] = m.word
-            ctl[0] = stop_flag[0]
-            done = _root(pos.black, pos.white, pos.kings, pos.turn, depth, root, self.moves, self.paths, ctl, len(order))
-            if done < len(order) or stop_flag[0]:
-                break
-            scores = [int(root[2 * i + 1]) for i in range(len(order))]
-            ranked = sorted(range(len(order)), key=lambda i: -scores[i])
-            new_best = order[ranked[0]]
-            changed = new_best is not best
-            best, score, depth_done = new_best, scores[ranked[0]], depth
-            order = [order[i] for i in ranked]
-            elapsed = max(1, int((time.perf_counter() - t0) * 1000))
-            info = SearchInfo(depth, depth, 1, score, mate_in_moves(score), None, int(ctl[1]), elapsed,
-                              int(ctl[1]) * 1000 // elapsed, 0, [best])
+        best_i, best_score, depth_done = order[0], 0, 0
+        best_pv: list[int] = [legal[best_i].word]
+        prev_scores: list[int] = []
+        last_currmove = [t0]
+
+        def elapsed_ms() -> int:
+            return max(0, int((time.perf_counter() - t0) * 1000))
+
+        def stopped() -> bool:
+            return bool(ws[C_STOP] or stop_flag[0])
+
+        def report(depth: int, k: int, idx: int, score: int, pv_words: list[int], bound: Optional[str]) -> None:
+            ms = elapsed_ms()
+            nodes = int(ws[C_NODES])
+            info = SearchInfo(depth, max(depth, int(ws[C_SELDEPTH]) + 1), k, int(score), mate_in_moves(score),
+                              bound, nodes, ms, nodes * 1000 // max(1, ms), self.hashfull(),
+                              _pv_moves(pos, pv_words) or [legal[idx]])
             infos.append(info)
             on_info(info)
-            if time_control is not None and time_control.iteration_done(depth, changed, score):
+
+        def search_move(idx: int, depth: int, alpha: int, beta: int, number: int, full_first: bool) -> int:
+            m, b, w, k, key, qp = children[idx]
+            if on_currmove is not None:
+                now = time.perf_counter()
+                if now - t0 >= 1.0 and now - last_currmove[0] >= 0.25:
+                    last_currmove[0] = now
+                    on_currmove(m, number)
+            if full_first:
+                s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, stop_flag))
+            else:
+                s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, ws, tt, stop_flag))
+                if alpha < s < beta and not stopped():
+                    s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, stop_flag))
+            return s
+
+        def row1() -> list[int]:
+            end = int(ws[W_PVLEN + 1])
+            return [int(x) for x in ws[W_PV + MAX_PLY + 1:W_PV + MAX_PLY + end]]
+
+        for depth in range(1, max_depth + 1):
+            ws[C_MAXEXT] = min(MAX_PLY - 4, 2 * depth + 8)
+            done_lines: list[int] = []
+            aborted = False
+            changed = False
+            for k in range(1, multipv + 1):
+                cand = [i for i in order if i not in done_lines]
+                if not cand:
+                    break
+                # aspiration window around the previous score of this line
+                prev = prev_scores[k - 1] if len(prev_scores) >= k else None
+                if prev is not None and abs(prev) < MATE_BOUND and depth >= 4 and k == 1:
+                    delta = 30
+                    alpha0, beta0 = prev - delta, prev + delta
+                else:
+                    delta = INF
+                    alpha0, beta0 = -INF, INF
+                while True:
+                    alpha, beta = alpha0, beta0
+                    line_best = None
+                    line_pv: list[int] = []
+                    for number, idx in enumerate(cand, 1):
+                        s = search_move(idx, depth, alpha, beta, number, number == 1)
+                        if stopped():
+                            aborted = True
+                            break
+                        if number == 1 or s > alpha:
+                            scores[idx] = s
+                        if s > alpha or line_best is None:
+                            line_best = idx
+                            line_pv = [legal[idx].word] + row1()
+                            pvs[idx] = line_pv
+                            if s > alpha:
+                                alpha = s
+                            if k == 1 and number > 1 and s < beta:
+                                # a new best move mid-iteration: report it (and make it the fallback)
+                                best_i, best_score, best_pv = idx, s, line_pv
+                                changed = True
+                                report(depth, k, idx, s, line_pv, None)
+                            if alpha >= beta:
+                                break
+                    if aborted:
+                        break
+                    sc = scores[line_best]
+                    if sc <= alpha0 and alpha0 > -INF:
+                        delta *= 3
+                        alpha0 = max(-INF, sc - delta)
+                        if k == 1:
+                            report(depth, k, line_best, sc, pvs[line_best], "upperbound")
+                        continue
+                    if sc >= beta0 and beta0 < INF:
+                        delta *= 3
+                        beta0 = min(INF, sc + delta)
+                        if k == 1:
+                            best_i, best_score, best_pv = line_best, sc, pvs[line_best]
+                            report(depth, k, line_best, sc, pvs[line_best], "lowerbound")
+                        continue
+                    break
+                if aborted:
+                    # a line the stop cut short keeps the last completed result
+                    break
+                done_lines.append(line_best)
+                # move the line's best to the front so the next iteration searches it first
+                if k == 1:
+                    if line_best != best_i:
+                        changed = True
+                    best_i, best_score, best_pv = line_best, scores[line_best], pvs[line_best]
+            if aborted and not done_lines:
                 break
-            if limits.mate is not None and info.mate is not None and 0 < info.mate <= limits.mate:
+            # reorder: finished lines first (in line order), the rest by score of this iteration
+            rest = [i for i in order if i not in done_lines]
+            rest.sort(key=lambda i: -scores[i])
+            order = done_lines + rest
+            prev_scores = [scores[i] for i in done_lines]
+            if aborted:
                 break
-            if len(legal) == 1 and not limits.infinite and limits.depth is None:
+            depth_done = depth
+            for k, idx in enumerate(done_lines, 1):
+                report(depth, k, idx, scores[idx], pvs[idx], None)
+            if limits.mate is not None and limits.mate > 0:
+                mn = mate_in_moves(best_score)
+                if mn is not None and 0 < mn <= limits.mate:
+                    break
+            if abs(best_score) > MATE_BOUND and depth >= MATE - abs(best_score) + 2 and multipv == 1 \
+                    and limits.infinite is False and time_control is None and limits.depth is None:
                 break
-        return SearchResult(best, None, score, depth_done, int(ctl[1]), infos)
+            if time_control is not None and time_control.iteration_done(depth, changed, best_score):
+                break
+            if len(legal) == 1 and time_control is not None and not limits.infinite:
+                break
+            if stopped():
+                break
+
+        if skill < 20 and depth_done > 0:
+            best_i, best_score = self._weaken(limits, pos, legal, scores, skill)
+            best_pv = pvs.get(best_i, [legal[best_i].word])
+        pv_moves = _pv_moves(pos, best_pv) or [legal[best_i]]
+        ponder = pv_moves[1] if len(pv_moves) > 1 else None
+        return SearchResult(legal[best_i], ponder, int(best_score), depth_done, int(ws[C_NODES]), infos,
+                            int(ws[C_SELDEPTH]) + 1, elapsed_ms(), pv_moves)
+
+    # ------------------------------------------------------------------
+    @staticmethod
+    def _rng(limits: SearchLimits, pos: Position) -> np.random.Generator:
+        """A generator fixed by the seed, the position and the limits (so replies are reproducible)."""
+        text = f"{limits.depth}|{limits.nodes}|{limits.multipv}|{limits.skill}".encode()
+        mix = [int(limits.seed) & 0xFFFFFFFF, (int(limits.seed) >> 32) & 0xFFFFFFFF,
+               pos.zobrist() & 0xFFFFFFFF, (pos.zobrist() >> 32) & 0xFFFFFFFF, zlib.crc32(text)]
+        return np.random.default_rng(mix)
+
+    def _weaken(self, limits: SearchLimits, pos: Position, legal: list[Move], scores: dict[int, int],
+                skill: int) -> tuple[int, int]:
+        """Skill 1-19: pick the best root move after adding seeded noise to every score."""
+        rng = self._rng(limits, pos)
+        sigma = _SKILL_NOISE[skill]
+        best_i, best_v = 0, None
+        for i in range(len(legal)):
+            s = scores.get(i, -INF)
+            if s <= -INF:
+                continue
+            v = s + (0 if abs(s) > MATE_BOUND else float(rng.normal(0.0, sigma)))
+            if best_v is None or v > best_v:
+                best_i, best_v = i, v
+        return best_i, int(scores.get(best_i, 0))
