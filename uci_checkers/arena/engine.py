@@ -1,0 +1,387 @@
+"""Driving one engine process over the protocol (protocol.md): start, handshake, search, stop.
+
+``EngineProcess`` owns a subprocess with pipes; a daemon reader thread turns its
+stdout into a queue of lines so that every wait has a timeout and a hung engine
+can never block the arena.  Failures are reported as exceptions the game runner
+maps onto a lost game:
+
+* :class:`EngineCrashed`  the process exited or closed its pipes;
+* :class:`EngineTimeout`  no ``uciok`` / ``readyok`` / ``bestmove`` in time.
+
+Both subclass :class:`EngineError` (a ``RuntimeError``: these are faults of the
+engine process, not bad values given by the user).
+"""
+from __future__ import annotations
+
+import os
+import queue
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+_EOF = object()
+
+
+class EngineError(RuntimeError):
+    """The engine process misbehaved (crash or timeout)."""
+
+
+class EngineCrashed(EngineError):
+    """The engine process exited or closed its output."""
+
+
+class EngineTimeout(EngineError):
+    """The engine did not answer in time."""
+
+
+class EngineConfigError(ValueError):
+    """An engine was described wrongly on the command line."""
+
+
+def default_engine_command() -> list[str]:
+    """This package's own engine, run by the current Python interpreter."""
+    return [sys.executable, "-m", "uci_checkers"]
+
+
+@dataclass
+class Limits:
+    """Search limits for one engine; any combination may be given (the arena insists on at least one).
+
+    ``tc_base_ms``/``tc_inc_ms`` are the clock (base+increment per side);
+    ``movetime_ms`` a fixed time per move; ``depth`` and ``nodes`` fixed-effort limits.
+    """
+
+    tc_base_ms: Optional[int] = None
+    tc_inc_ms: int = 0
+    movetime_ms: Optional[int] = None
+    depth: Optional[int] = None
+    nodes: Optional[int] = None
+
+    @property
+    def has_clock(self) -> bool:
+        return self.tc_base_ms is not None
+
+    def describe(self) -> str:
+        parts = []
+        if self.tc_base_ms is not None:
+            parts.append(f"tc={_fmt_seconds(self.tc_base_ms)}+{_fmt_seconds(self.tc_inc_ms)}")
+        if self.movetime_ms is not None:
+            parts.append(f"movetime={self.movetime_ms}ms")
+        if self.depth is not None:
+            parts.append(f"depth={self.depth}")
+        if self.nodes is not None:
+            parts.append(f"nodes={self.nodes}")
+        return " ".join(parts) or "unlimited"
+
+    def pdn_time_control(self) -> str:
+        """The PDN ``TimeControl`` tag value (PGN style: ``base+inc`` in seconds, ``-`` for none)."""
+        if self.tc_base_ms is not None:
+            return f"{_fmt_seconds(self.tc_base_ms)}+{_fmt_seconds(self.tc_inc_ms)}"
+        if self.movetime_ms is not None:
+            return f"{_fmt_seconds(self.movetime_ms)}/move"
+        return "-"
+
+
+def _fmt_seconds(ms: int) -> str:
+    text = f"{ms / 1000:.3f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def parse_tc(text: str) -> tuple[int, int]:
+    """``"60+0.6"`` -> (60000, 600) milliseconds; ``"10"`` -> (10000, 0); ``"1:30+1"`` accepted."""
+    base_text, _, inc_text = text.strip().partition("+")
+    try:
+        if ":" in base_text:
+            minutes, _, seconds = base_text.partition(":")
+            base = float(minutes) * 60 + float(seconds)
+        else:
+            base = float(base_text)
+        inc = float(inc_text) if inc_text else 0.0
+    except ValueError:
+        raise EngineConfigError(f"bad time control {text!r}: expected BASE[+INC] in seconds, e.g. 60+0.6")
+    if base <= 0 or inc < 0:
+        raise EngineConfigError(f"bad time control {text!r}: base must be > 0 and increment >= 0")
+    return int(round(base * 1000)), int(round(inc * 1000))
+
+
+@dataclass
+class EngineConfig:
+    """How to run one engine: a command line, a display name, options and limits."""
+
+    name: str
+    command: Optional[list[str]] = None      # None: this package's engine (resolved where it runs)
+    cwd: Optional[str] = None
+    options: dict[str, str] = field(default_factory=dict)
+    limits: Limits = field(default_factory=Limits)
+
+    def resolved_command(self) -> list[str]:
+        return list(self.command) if self.command else default_engine_command()
+
+    def describe(self) -> str:
+        cmd = " ".join(shlex.quote(c) for c in self.resolved_command())
+        return f"{self.name}: {cmd}"
+
+
+@dataclass
+class Timeouts:
+    """How long to wait for each reply, in seconds (generous defaults: cold numba compiles are slow)."""
+
+    uciok: float = 30.0
+    readyok: float = 120.0
+    move: float = 300.0          # bestmove when no clock or movetime bounds the search
+    margin_ms: int = 200         # time a clock or movetime may be exceeded before a time forfeit
+    stop_grace: float = 2.0      # after `stop`, how long to wait for the engine to settle
+
+
+@dataclass
+class Reply:
+    """A ``bestmove`` reply and the last ``info`` figures before it."""
+
+    move: str                    # the move text, or "(none)"
+    elapsed_ms: float
+    score: Optional[str] = None  # e.g. "cp 12" or "mate 3"
+    depth: Optional[int] = None
+    nodes: Optional[int] = None
+    late: bool = False           # True when the wait ran past its deadline (no move taken)
+
+
+class EngineProcess:
+    """One running engine.  Not thread-safe: one game runner thread drives it."""
+
+    def __init__(self, config: EngineConfig, timeouts: Timeouts,
+                 log: Optional[Callable[[str], None]] = None) -> None:
+        self.config = config
+        self.timeouts = timeouts
+        self.log = log
+        self.proc: Optional[subprocess.Popen] = None
+        self.lines: "queue.Queue[object]" = queue.Queue()
+        self.id_name: Optional[str] = None
+        self.declared_options: dict[str, str] = {}   # lower-case name -> name as declared
+        self._reader: Optional[threading.Thread] = None
+
+    # --- process ------------------------------------------------------------
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self) -> None:
+        """Start the process and complete the ``uci``/options/``isready`` handshake."""
+        cmd = self.config.resolved_command()
+        try:
+            self.proc = subprocess.Popen(
+                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                cwd=self.config.cwd or None, text=True, encoding="utf-8", errors="replace",
+                bufsize=1, env=_engine_env(self.config.command is None))
+        except OSError as exc:
+            raise EngineCrashed(f"cannot start {cmd[0]!r}: {exc}") from exc
+        self.lines = queue.Queue()
+        self._reader = threading.Thread(target=self._read, args=(self.proc, self.lines),
+                                        name=f"reader-{self.config.name}", daemon=True)
+        self._reader.start()
+        self.send("uci")
+        deadline = time.monotonic() + self.timeouts.uciok
+        while True:
+            line = self._next_line(deadline, "uciok")
+            if line == "uciok":
+                break
+            if line.startswith("id name "):
+                self.id_name = line[len("id name "):].strip()
+            elif line.startswith("option name "):
+                name = _option_name(line)
+                if name:
+                    self.declared_options[name.lower()] = name
+        for name, value in self.config.options.items():
+            self.set_option(name, value)
+        self.sync(self.timeouts.readyok)
+
+    @staticmethod
+    def _read(proc: subprocess.Popen, out: "queue.Queue[object]") -> None:
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                out.put(line.rstrip("\r\n"))
+        except (OSError, ValueError):
+            pass
+        out.put(_EOF)
+
+    def send(self, line: str) -> None:
+        if self.log:
+            self.log(f"{self.config.name} < {line}")
+        if not self.alive:
+            raise EngineCrashed(self._exit_text())
+        try:
+            assert self.proc is not None and self.proc.stdin is not None
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+        except (OSError, ValueError) as exc:
+            raise EngineCrashed(f"{self._exit_text()} (write failed: {exc})") from exc
+
+    def _next_line(self, deadline: float, waiting_for: str) -> str:
+        remaining = deadline - time.monotonic()
+        try:
+            item = self.lines.get(timeout=max(remaining, 0.0))
+        except queue.Empty:
+            raise EngineTimeout(f"no {waiting_for} within the time allowed") from None
+        if item is _EOF:
+            self.lines.put(_EOF)      # keep reporting EOF to later waits
+            if self.proc is not None:
+                try:
+                    self.proc.wait(timeout=1.0)
+                except subprocess.TimeoutExpired:
+                    pass
+            raise EngineCrashed(self._exit_text() + f" while waiting for {waiting_for}")
+        assert isinstance(item, str)
+        if self.log:
+            self.log(f"{self.config.name} > {item}")
+        return item
+
+    def _exit_text(self) -> str:
+        if self.proc is None:
+            return "engine not started"
+        code = self.proc.poll()
+        return "engine closed its output" if code is None else f"engine exited with status {code}"
+
+    def set_option(self, name: str, value: Optional[str]) -> bool:
+        """Send ``setoption`` (using the engine's own spelling when it declared the option).
+
+        Returns whether the engine declared an option of that name.
+        """
+        declared = self.declared_options.get(name.lower())
+        text = f"setoption name {declared or name}"
+        if value is not None and value != "":
+            text += f" value {value}"
+        self.send(text)
+        return declared is not None
+
+    def has_option(self, name: str) -> bool:
+        return name.lower() in self.declared_options
+
+    def sync(self, timeout: Optional[float] = None) -> None:
+        """``isready`` and wait for ``readyok`` (lines before it are dropped)."""
+        self.send("isready")
+        deadline = time.monotonic() + (self.timeouts.readyok if timeout is None else timeout)
+        while self._next_line(deadline, "readyok") != "readyok":
+            pass
+
+    def new_game(self) -> None:
+        self.send("ucinewgame")
+        self.sync()
+
+    def search(self, position_cmd: str, go_cmd: str, timeout: float) -> Reply:
+        """Send the position and ``go``; wait up to ``timeout`` s for ``bestmove``.
+
+        Raises :class:`EngineTimeout` with the elapsed time when nothing comes.
+        """
+        self.send(position_cmd)
+        self.send(go_cmd)
+        start = time.monotonic()
+        deadline = start + timeout
+        score = None
+        depth = nodes = None
+        while True:
+            line = self._next_line(deadline, "bestmove")
+            if line.startswith("info "):
+                s, d, n = _parse_info(line)
+                score = s or score
+                depth = d if d is not None else depth
+                nodes = n if n is not None else nodes
+                continue
+            if line == "bestmove" or line.startswith("bestmove "):
+                elapsed = (time.monotonic() - start) * 1000.0
+                parts = line.split()
+                move = parts[1] if len(parts) > 1 else ""
+                return Reply(move, elapsed, score, depth, nodes)
+
+    def settle(self) -> bool:
+        """After an abandoned search: ``stop`` then ``isready``; True if the engine answered."""
+        try:
+            self.send("stop")
+            self.sync(self.timeouts.stop_grace)
+            return True
+        except EngineError:
+            return False
+
+    def close(self, timeout: float = 1.0) -> None:
+        """``quit``, then terminate / kill if it lingers."""
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                assert proc.stdin is not None
+                proc.stdin.write("quit\n")
+                proc.stdin.flush()
+            except (OSError, ValueError):
+                pass
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                if stream:
+                    stream.close()
+            except (OSError, ValueError):
+                pass
+        self.proc = None
+
+    def kill(self) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.kill()
+            try:
+                proc.wait(timeout=5.0)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def _engine_env(own_engine: bool) -> dict[str, str]:
+    """The arena's environment; engines run unbuffered when they are Python.
+
+    For this package's own engine the directory holding the package goes first on
+    ``PYTHONPATH``, so ``python -m uci_checkers`` finds the same code as the arena
+    (a source checkout, or the copy Ray ships to its workers).
+    """
+    env = dict(os.environ)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    if own_engine:
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        old = env.get("PYTHONPATH")
+        env["PYTHONPATH"] = root + (os.pathsep + old if old else "")
+    return env
+
+
+def _option_name(line: str) -> Optional[str]:
+    """The name in ``option name <words...> type ...``."""
+    words = line.split()
+    try:
+        end = words.index("type")
+    except ValueError:
+        end = len(words)
+    name = " ".join(words[2:end])
+    return name or None
+
+
+def _parse_info(line: str) -> tuple[Optional[str], Optional[int], Optional[int]]:
+    words = line.split()
+    score = None
+    depth = nodes = None
+    for i, w in enumerate(words[:-1]):
+        try:
+            if w == "score" and i + 2 < len(words) and words[i + 1] in ("cp", "mate"):
+                score = f"{words[i + 1]} {int(words[i + 2])}"
+            elif w == "depth":
+                depth = int(words[i + 1])
+            elif w == "nodes":
+                nodes = int(words[i + 1])
+        except ValueError:
+            continue
+        if w == "pv" or w == "string":
+            break
+    return score, depth, nodes

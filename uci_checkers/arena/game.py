@@ -1,0 +1,315 @@
+"""Playing one game between two engine processes, refereed by the rules core.
+
+The runner, not the engines, decides every result:
+
+* after each move :meth:`Game.status` applies the rules (no legal move loses,
+  threefold repetition and the no-progress count draw) and a ply cap is the
+  safety net (a draw);
+* every ``bestmove`` is checked with :meth:`Position.parse_move`; malformed,
+  illegal or ambiguous text loses, and so does ``bestmove (none)`` when a legal
+  move exists;
+* the runner keeps the clocks: an engine over its time (plus the margin) loses
+  on time;
+* a crash or a missing ``uciok``/``readyok``/``bestmove`` loses the game; the
+  process is discarded and :class:`EnginePool` starts a fresh one next game.
+"""
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Callable, Optional
+
+from ..notation import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, NotationError
+from ..position import DEFAULT_NO_PROGRESS_PLIES, GameStatus
+from . import pdn
+from .engine import (EngineConfig, EngineCrashed, EngineError, EngineProcess, EngineTimeout, Limits,
+                     Timeouts)
+from .openings import Opening
+
+# Termination tag values (PDN ``[Termination "..."]``).
+NO_MOVES = "no legal moves"
+REPETITION = "threefold repetition"
+NO_PROGRESS = "no progress"
+PLY_CAP = "ply cap"
+TIME_FORFEIT = "time forfeit"
+ILLEGAL_MOVE = "illegal move"
+ENGINE_CRASH = "engine crash"
+ENGINE_TIMEOUT = "engine timeout"
+TERMINATIONS = (NO_MOVES, REPETITION, NO_PROGRESS, PLY_CAP, TIME_FORFEIT, ILLEGAL_MOVE, ENGINE_CRASH,
+                ENGINE_TIMEOUT)
+
+SIDES = ("Black", "White")
+
+
+@dataclass
+class Settings:
+    """Everything about a game that is not the engines or the opening."""
+
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    no_progress_plies: int = DEFAULT_NO_PROGRESS_PLIES
+    max_plies: int = 400
+    event: str = "uci_checkers arena"
+    site: str = field(default_factory=socket.gethostname)
+    comments: bool = True
+
+
+@dataclass
+class GameJob:
+    """One scheduled game: who plays which side of which opening.
+
+    ``number`` is the game's number in the schedule (the PDN ``Round``);
+    ``pairing`` names the engine pair; ``pair_game`` the opening pair within it
+    (its two games share the opening with colours reversed).
+    """
+
+    number: int
+    pairing: int
+    pair_game: int
+    black: EngineConfig
+    white: EngineConfig
+    opening: Opening
+    opening_index: int
+
+
+@dataclass
+class GameRecord:
+    """A finished game: everything the PDN, the statistics and the summary need."""
+
+    number: int
+    pairing: int
+    pair_game: int
+    black: str
+    white: str
+    opening: str
+    fen: str
+    moves: list[str]
+    opening_plies: int
+    result: str                    # "1-0" Black won, "0-1" White won, "1/2-1/2"
+    termination: str
+    detail: str = ""
+    comments: list[Optional[str]] = field(default_factory=list)
+    date: str = ""
+    duration_s: float = 0.0
+    time_control: str = "-"
+    first_turn: int = 0
+
+    def score_for(self, name: str) -> float:
+        """Points (1, 0.5, 0) the engine called ``name`` earned in this game."""
+        if self.result == "1/2-1/2":
+            return 0.5
+        winner = self.black if self.result == "1-0" else self.white
+        return 1.0 if winner == name else 0.0
+
+    def pdn(self, event: str, site: str) -> str:
+        tags: list[tuple[str, str]] = [
+            ("Event", event), ("Site", site), ("Date", self.date[:10].replace("-", ".") or "????.??.??"),
+            ("Round", str(self.number)), ("Black", self.black), ("White", self.white),
+            ("Result", self.result), ("GameType", "21"),
+        ]
+        if not self.fen_is_start:
+            tags += [("SetUp", "1"), ("FEN", self.fen)]
+        tags += [("Opening", self.opening), ("Termination", self.termination),
+                 ("PlyCount", str(len(self.moves))), ("TimeControl", self.time_control)]
+        comments = self.comments if any(self.comments) else None
+        return pdn.format_game(tags, self.moves, self.result, self.first_turn, comments,
+                               self.detail or None)
+
+    @property
+    def fen_is_start(self) -> bool:
+        from .openings import START_FEN
+        return self.fen == START_FEN
+
+
+class EnginePool:
+    """The engine processes one worker drives, started on first use and restarted after a failure."""
+
+    def __init__(self, settings: Settings, log: Optional[Callable[[str], None]] = None) -> None:
+        self.settings = settings
+        self.log = log
+        self.engines: dict[str, EngineProcess] = {}
+
+    def prepare(self, config: EngineConfig) -> EngineProcess:
+        """A running engine that has just answered ``ucinewgame``/``isready``.
+
+        Raises :class:`EngineError` (the process is discarded) when it cannot get there.
+        """
+        eng = self.engines.get(config.name)
+        if eng is not None and not eng.alive:
+            self.discard(config.name)
+            eng = None
+        try:
+            if eng is None:
+                eng = EngineProcess(config, self.settings.timeouts, self.log)
+                self.engines[config.name] = eng
+                eng.start()
+                if eng.has_option("NoProgressPlies") and not any(
+                        k.lower() == "noprogressplies" for k in config.options):
+                    eng.set_option("NoProgressPlies", str(self.settings.no_progress_plies))
+            eng.new_game()
+        except EngineError:
+            self.discard(config.name)
+            raise
+        return eng
+
+    def discard(self, name: str) -> None:
+        eng = self.engines.pop(name, None)
+        if eng is not None:
+            eng.kill()
+            eng.close(timeout=0.2)
+
+    def close(self) -> None:
+        for name in list(self.engines):
+            eng = self.engines.pop(name)
+            eng.close()
+
+
+def _fmt_comment(reply_score: Optional[str], depth: Optional[int], elapsed_ms: float) -> str:
+    parts = []
+    if reply_score:
+        kind, _, value = reply_score.partition(" ")
+        v = int(value)
+        if kind == "mate":
+            parts.append(f"{'+' if v > 0 else '-'}M{abs(v)}")
+        else:
+            parts.append(f"{v / 100:+.2f}")
+        if depth is not None:
+            parts[-1] += f"/{depth}"
+    parts.append(f"{elapsed_ms / 1000:.3f}s")
+    return " ".join(parts)
+
+
+def _go_command(limits: tuple[Limits, Limits], clocks: list[Optional[float]], turn: int) -> str:
+    """``go`` for the side to move, from its limits and the clocks the runner keeps."""
+    own = limits[turn]
+    words = ["go"]
+    if own.has_clock:
+        for side, prefix in ((0, "b"), (1, "w")):
+            if clocks[side] is not None:
+                words += [f"{prefix}time", str(max(0, int(clocks[side])))]
+        for side, prefix in ((0, "b"), (1, "w")):
+            if limits[side].has_clock:
+                words += [f"{prefix}inc", str(limits[side].tc_inc_ms)]
+    if own.movetime_ms is not None:
+        words += ["movetime", str(own.movetime_ms)]
+    if own.depth is not None:
+        words += ["depth", str(own.depth)]
+    if own.nodes is not None:
+        words += ["nodes", str(own.nodes)]
+    return " ".join(words)
+
+
+def play_game(job: GameJob, pool: EnginePool, stop: Optional[threading.Event] = None
+              ) -> Optional[GameRecord]:
+    """Play ``job`` to its end and return the record (``None`` if ``stop`` was set mid-game)."""
+    settings = pool.settings
+    configs = (job.black, job.white)
+    limits = (job.black.limits, job.white.limits)
+    game = job.opening.game(settings.no_progress_plies)
+    start_fen = job.opening.fen
+    started = time.monotonic()
+    record = GameRecord(
+        number=job.number, pairing=job.pairing, pair_game=job.pair_game, black=job.black.name,
+        white=job.white.name, opening=job.opening.label, fen=start_fen,
+        moves=[str(m) for m in game.moves], opening_plies=len(game.moves), result="*",
+        termination="", comments=[None] * len(game.moves),
+        date=datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        time_control=_tc_tag(limits), first_turn=game.start.turn)
+
+    def finish(result: str, termination: str, detail: str = "") -> GameRecord:
+        record.result, record.termination, record.detail = result, termination, detail
+        record.moves = [str(m) for m in game.moves]
+        record.duration_s = time.monotonic() - started
+        return record
+
+    def lose(side: int, termination: str, detail: str) -> GameRecord:
+        who = f"{SIDES[side]} ({configs[side].name})"
+        return finish("0-1" if side == 0 else "1-0", termination, f"{who}: {detail}")
+
+    # Both engines ready (Black first): failing here loses the game for that engine.
+    engines: list[EngineProcess] = []
+    for side in (0, 1):
+        try:
+            engines.append(pool.prepare(configs[side]))
+        except EngineTimeout as exc:
+            return lose(side, ENGINE_TIMEOUT, f"{exc} (start-up or new game)")
+        except EngineCrashed as exc:
+            return lose(side, ENGINE_CRASH, f"{exc} (start-up or new game)")
+
+    clocks: list[Optional[float]] = [float(l.tc_base_ms) if l.has_clock else None for l in limits]
+    base_cmd = "position startpos" if record.fen_is_start else f"position fen {start_fen}"
+    margin = settings.timeouts.margin_ms
+    while True:
+        status = game.status()
+        if status.is_over:
+            return finish(status.pdn_result, _termination(status), _status_detail(status, game))
+        if len(game.moves) >= settings.max_plies:
+            return finish("1/2-1/2", PLY_CAP, f"adjudicated a draw after {len(game.moves)} plies")
+        if stop is not None and stop.is_set():
+            return None
+        turn = game.position.turn
+        eng = engines[turn]
+        own = limits[turn]
+        if own.has_clock:
+            budget_ms = clocks[turn] + margin
+        elif own.movetime_ms is not None:
+            budget_ms = own.movetime_ms + margin
+        else:
+            budget_ms = None
+        timeout = settings.timeouts.move if budget_ms is None else max(budget_ms, 1) / 1000.0
+        moves_text = " ".join(str(m) for m in game.moves)
+        position_cmd = base_cmd + (f" moves {moves_text}" if moves_text else "")
+        try:
+            reply = eng.search(position_cmd, _go_command(limits, clocks, turn), timeout)
+        except EngineTimeout:
+            if not eng.settle():
+                pool.discard(configs[turn].name)
+            if budget_ms is not None:
+                return lose(turn, TIME_FORFEIT, f"no bestmove within {budget_ms:.0f} ms")
+            return lose(turn, ENGINE_TIMEOUT, f"no bestmove within {timeout:g} s")
+        except EngineCrashed as exc:
+            pool.discard(configs[turn].name)
+            return lose(turn, ENGINE_CRASH, str(exc))
+        if budget_ms is not None and reply.elapsed_ms > budget_ms:
+            return lose(turn, TIME_FORFEIT,
+                        f"used {reply.elapsed_ms:.0f} ms with {budget_ms - margin:.0f} ms left "
+                        f"(margin {margin} ms)")
+        if own.has_clock:
+            clocks[turn] = clocks[turn] - reply.elapsed_ms + own.tc_inc_ms
+        text = reply.move
+        if text == "(none)":
+            return lose(turn, ILLEGAL_MOVE, "claimed to have no legal move (bestmove (none)) but "
+                        f"{len(game.position.legal_moves())} legal moves exist")
+        try:
+            move = game.position.parse_move(text)
+        except AmbiguousMoveError as exc:
+            return lose(turn, ILLEGAL_MOVE, f"ambiguous move {text!r}: {exc}")
+        except IllegalMoveError as exc:
+            return lose(turn, ILLEGAL_MOVE, f"illegal move {text!r}: {exc}")
+        except (InvalidMoveError, NotationError) as exc:
+            return lose(turn, ILLEGAL_MOVE, f"malformed move {text!r}: {exc}")
+        game.push(move)
+        record.comments.append(_fmt_comment(reply.score, reply.depth, reply.elapsed_ms)
+                               if settings.comments else None)
+
+
+def _termination(status: GameStatus) -> str:
+    return {GameStatus.BLACK_WINS: NO_MOVES, GameStatus.WHITE_WINS: NO_MOVES,
+            GameStatus.DRAW_REPETITION: REPETITION, GameStatus.DRAW_NO_PROGRESS: NO_PROGRESS}[status]
+
+
+def _status_detail(status: GameStatus, game) -> str:
+    if status is GameStatus.BLACK_WINS:
+        return "White has no legal move"
+    if status is GameStatus.WHITE_WINS:
+        return "Black has no legal move"
+    if status is GameStatus.DRAW_REPETITION:
+        return "the same position occurred a third time with the same side to move"
+    return f"{game.quiet_plies} plies without a capture or a man move"
+
+
+def _tc_tag(limits: tuple[Limits, Limits]) -> str:
+    a, b = limits[0].pdn_time_control(), limits[1].pdn_time_control()
+    return a if a == b else f"{a} / {b}"

@@ -1,0 +1,142 @@
+"""Opening books for matches: the ACF three-move ballots (package data), PDN files, FEN/move lists.
+
+An :class:`Opening` is a start position plus moves already played from it; both
+are checked with the rules core when loaded, so a broken book fails at once and
+not in game 200.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Optional
+
+from ..notation import NotationError
+from ..position import Game, Position
+from . import pdn
+
+BALLOTS = "ballots3"
+START_FEN = Position.start().fen()
+
+
+class OpeningError(ValueError):
+    """An opening book that cannot be read or holds an illegal line."""
+
+
+@dataclass(frozen=True)
+class Opening:
+    """A start position (FEN) and the opening moves played from it."""
+
+    label: str
+    fen: str = START_FEN
+    moves: tuple[str, ...] = ()
+
+    @property
+    def from_start(self) -> bool:
+        return self.fen == START_FEN
+
+    def start_position(self) -> Position:
+        return Position.from_fen(self.fen)
+
+    def game(self, no_progress_plies: int) -> Game:
+        return Game.from_moves(self.start_position(), self.moves, no_progress_plies)
+
+
+def ballots(include_barred: bool = False) -> list[Opening]:
+    """The ACF three-move ballots in ACF order: the 156-opening deck (crossboard + mailplay)."""
+    text = resources.files("uci_checkers").joinpath("data", "ballots3.tsv").read_text(encoding="utf-8")
+    rows = [line.split("\t") for line in text.splitlines() if line.strip()]
+    header = rows[0]
+    col = {name: i for i, name in enumerate(header)}
+    out = []
+    for row in rows[1:]:
+        deck = row[col["deck"]]
+        if deck == "barred" and not include_barred:
+            continue
+        moves = tuple(row[col["moves"]].split())
+        number = row[col["acf_no"]]
+        name = row[col["name"]].strip() if len(row) > col["name"] else ""
+        label = f"ACF {number}: {' '.join(moves)}" + (f" ({name})" if name else "")
+        out.append(Opening(label, START_FEN, moves))
+    return out
+
+
+def load(spec: Optional[str]) -> list[Opening]:
+    """Openings named by ``--openings``: ``ballots3`` (default), a ``.pdn`` file, or a text file.
+
+    A text file holds one opening a line: a FEN (optionally followed by ``moves ...``)
+    or a move sequence from the start position; ``#`` starts a comment line.
+    """
+    if not spec or spec == BALLOTS:
+        openings = ballots()
+    else:
+        path = Path(spec)
+        if not path.is_file():
+            raise OpeningError(f"opening book {spec!r} not found (use 'ballots3', a .pdn file or a FEN file)")
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if path.suffix.lower() == ".pdn" or text.lstrip().startswith("["):
+            openings = _from_pdn(text, path.name)
+        else:
+            openings = _from_lines(text, path.name)
+    if not openings:
+        raise OpeningError(f"no openings found in {spec!r}")
+    for op in openings:
+        check(op)
+    return openings
+
+
+def _from_pdn(text: str, source: str) -> list[Opening]:
+    out = []
+    try:
+        games = list(pdn.read_games(text))
+    except pdn.PdnError as exc:
+        raise OpeningError(f"{source}: {exc}") from exc
+    for i, g in enumerate(games, 1):
+        fen = g.tag("FEN") or START_FEN
+        try:
+            fen = Position.from_fen(fen).fen()
+        except NotationError as exc:
+            raise OpeningError(f"{source} game {i}: {exc}") from exc
+        label = g.tag("Opening") or g.tag("Event") or f"{source} #{i}"
+        if label in ("?", ""):
+            label = f"{source} #{i}"
+        out.append(Opening(label, fen, tuple(g.moves)))
+    return out
+
+
+def _from_lines(text: str, source: str) -> list[Opening]:
+    out = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        head, sep, tail = line.partition(" moves ")
+        try:
+            if ":" in head:
+                fen = Position.from_fen(head).fen()
+                moves = tuple(tail.split()) if sep else ()
+            else:
+                fen, moves = START_FEN, tuple(line.split())
+        except NotationError as exc:
+            raise OpeningError(f"{source} line {n}: {exc}") from exc
+        out.append(Opening(f"{source}:{n}", fen, moves))
+    return out
+
+
+def check(op: Opening) -> None:
+    """Replay the opening; it must be legal and leave a game in progress."""
+    try:
+        game = op.game(0)
+    except NotationError as exc:
+        raise OpeningError(f"opening {op.label!r}: {exc}") from exc
+    if game.status().is_over:
+        raise OpeningError(f"opening {op.label!r} leaves a finished game")
+
+
+def ordered(openings: list[Opening], seed: Optional[int], shuffle: bool = True) -> list[Opening]:
+    """The book in play order: shuffled with ``seed`` (reproducible) unless ``shuffle`` is off."""
+    out = list(openings)
+    if shuffle:
+        random.Random(seed).shuffle(out)
+    return out

@@ -1,0 +1,56 @@
+"""Optional PNG of a match: Elo estimate with its 95% band, and the SPRT's LLR, over games.
+
+matplotlib is an optional extra (``pip install 'uci_checkers[plot]'``); without
+it :func:`write_plot` returns a message instead of failing the match.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional, Sequence
+
+
+def write_plot(path: str, title: str, history: Sequence[dict], bounds: Optional[tuple[float, float]]
+               ) -> Optional[str]:
+    """Write the PNG; return ``None`` on success or a reason why no plot was written.
+
+    ``history`` holds one dict per game: ``games``, ``elo``, ``elo_low``, ``elo_high`` (may be
+    infinite) and ``llr`` (or ``None``).
+    """
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed (pip install 'uci_checkers[plot]'): no plot written"
+    if not history:
+        return "no games: no plot written"
+
+    def finite(v: float) -> float:
+        return float("nan") if v is None or math.isinf(v) else v
+
+    games = [h["games"] for h in history]
+    with_llr = bounds is not None and any(h.get("llr") is not None for h in history)
+    fig, axes = plt.subplots(2 if with_llr else 1, 1, figsize=(8, 6 if with_llr else 4), sharex=True,
+                             squeeze=False)
+    ax = axes[0][0]
+    ax.plot(games, [finite(h["elo"]) for h in history], color="tab:blue", label="Elo")
+    ax.fill_between(games, [finite(h["elo_low"]) for h in history],
+                    [finite(h["elo_high"]) for h in history], color="tab:blue", alpha=0.2,
+                    label="95% interval")
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_ylabel("Elo difference")
+    ax.set_title(title)
+    ax.legend(loc="upper right")
+    if with_llr:
+        ax2 = axes[1][0]
+        ax2.plot(games, [h.get("llr") if h.get("llr") is not None else float("nan") for h in history],
+                 color="tab:red", label="LLR")
+        ax2.axhline(bounds[0], color="tab:green", ls="--", label="accept H0")
+        ax2.axhline(bounds[1], color="tab:purple", ls="--", label="accept H1")
+        ax2.set_ylabel("LLR")
+        ax2.legend(loc="upper right")
+    axes[-1][0].set_xlabel("games")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return None
