@@ -1,0 +1,778 @@
+"""The engine facade: game, options, searcher, worker thread and time manager.
+
+Protocol front ends (:mod:`uci_checkers.protocol` for protocol.md, the Hub
+front end) turn text into calls on :class:`Engine` and format what it reports;
+the facade itself never prints.
+
+Start-up latency
+----------------
+Importing this module imports neither numba nor numpy: the rules core and the
+search are imported lazily, in a background warm-up thread
+(:meth:`Engine.start_warmup`) or on first use.  A front end can therefore answer
+``uci`` before any kernel is loaded or compiled.
+
+Threads
+-------
+* the caller (the protocol's command thread) calls ``go``/``stop``/... and never
+  blocks on a search;
+* one worker thread per ``go`` (or ``go perft``/``bench``) runs the search; it
+  first waits for the warm-up, so ``go`` may arrive before kernels are ready;
+* a deadline thread per timed search raises the stop flag at the hard limit;
+* the warm-up thread imports and compiles the kernels once per process.
+
+The stop flag is an int64 numpy array shared with the search kernels (which are
+``nogil`` and poll it), so ``stop`` takes effect within milliseconds.
+"""
+from __future__ import annotations
+
+import inspect
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+if TYPE_CHECKING:  # pragma: no cover - typing only; the real imports are lazy
+    from .position import Game, Move, Position
+    from .search import SearchInfo, SearchLimits, SearchResult, Searcher
+
+__all__ = ["Engine", "GoParams", "OptionSpec", "OptionError", "EngineBusyError", "TimeManager",
+           "DEFAULT_MOVE_OVERHEAD_MS", "warm_up_kernels", "kernels_ready"]
+
+DEFAULT_MOVE_OVERHEAD_MS = 50
+DEFAULT_MOVES_TO_GO = 30        # horizon assumed for sudden-death clocks (no movestogo)
+
+
+class OptionError(ValueError):
+    """An unknown option, or a value the option does not accept (the message says which and why)."""
+
+
+class EngineBusyError(RuntimeError):
+    """A request that needs an idle engine (``go`` while a search runs, ...)."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Options
+# --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OptionSpec:
+    """One engine option as ``uci`` announces it."""
+
+    name: str
+    type: str                       # spin, check, combo, button, string
+    default: Any = None
+    min: Optional[int] = None
+    max: Optional[int] = None
+    vars: tuple[str, ...] = ()
+    help: str = ""
+
+    def parse(self, value: Optional[str]) -> Any:
+        """The typed value for ``value`` text; raises :class:`OptionError`."""
+        if self.type == "button":
+            return None
+        if value is None or (self.type != "string" and not value.strip()):
+            raise OptionError(f"option {self.name} needs a value")
+        text = value.strip()
+        if self.type == "spin":
+            try:
+                number = int(text, 10)
+            except ValueError:
+                raise OptionError(f"option {self.name} needs a whole number, not {text[:40]!r}") from None
+            if not (self.min <= number <= self.max):
+                raise OptionError(f"option {self.name} value {number} is out of range {self.min}..{self.max}")
+            return number
+        if self.type == "check":
+            low = text.lower()
+            if low not in ("true", "false"):
+                raise OptionError(f"option {self.name} needs true or false, not {text[:40]!r}")
+            return low == "true"
+        if self.type == "combo":
+            for var in self.vars:
+                if var.lower() == text.lower():
+                    return var
+            raise OptionError(f"option {self.name} needs one of {', '.join(self.vars)}, not {text[:40]!r}")
+        return value  # string: kept verbatim
+
+
+def _search_supports_threads() -> bool:
+    """Whether ``Searcher`` has ``set_threads`` -- read from the source, without importing numba."""
+    import ast
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(".search", __package__)
+        if spec is None or not spec.origin:
+            return False
+        with open(spec.origin, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError, ImportError):
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == "Searcher":
+            return any(isinstance(item, ast.FunctionDef) and item.name == "set_threads" for item in node.body)
+    return False
+
+
+def _build_option_specs() -> list[OptionSpec]:
+    specs = [
+        OptionSpec("Hash", "spin", 16, 1, 4096, help="transposition table size in MB"),
+        OptionSpec("Clear Hash", "button", help="forget everything the search has learnt"),
+        OptionSpec("Ponder", "check", False, help="the host may send go ponder (informational)"),
+        OptionSpec("MultiPV", "spin", 1, 1, 64, help="number of best lines reported"),
+        OptionSpec("Skill Level", "spin", 20, 0, 20, help="0 = random legal move ... 20 = full strength"),
+        OptionSpec("Seed", "spin", 0, 0, 2**31 - 1, help="makes skill-level choices reproducible"),
+        OptionSpec("Move Overhead", "spin", DEFAULT_MOVE_OVERHEAD_MS, 0, 10000,
+                   help="ms kept back from the clock per move for communication delays"),
+        OptionSpec("NoProgressPlies", "spin", 80, 0, 1000,
+                   help="plies without a capture or man move that draw the game; 0 = rule off"),
+        OptionSpec("UCI_AnalyseMode", "check", False, help="the host is analysing, not playing"),
+    ]
+    if _search_supports_threads():
+        import os
+
+        specs.insert(1, OptionSpec("Threads", "spin", 1, 1, max(1, min(256, (os.cpu_count() or 1) * 2)),
+                                   help="search threads"))
+    return specs
+
+
+# --------------------------------------------------------------------------------------------------
+# Kernel warm-up (once per process)
+# --------------------------------------------------------------------------------------------------
+_WARM_LOCK = threading.Lock()
+_WARM_DONE = threading.Event()
+_WARM_ERROR: list[BaseException] = []
+_WARM_THREAD: Optional[threading.Thread] = None
+
+
+def warm_up_kernels() -> None:
+    """Import the rules core and the search and compile (or load) their kernels; idempotent, blocking."""
+    with _WARM_LOCK:
+        if _WARM_DONE.is_set():
+            return
+        try:
+            from .perft import perft
+            from .position import Game, Position
+            from .search import SearchLimits, Searcher
+
+            start = Position.start()
+            start.legal_moves()
+            start.zobrist()
+            Game(start).status()
+            perft(start, 2)
+            searcher = Searcher(1)
+            searcher.warm_up()
+            try:
+                from . import evaluate
+                terms = getattr(evaluate, "evaluation_terms", None)
+                if terms is not None:
+                    terms(start)
+            except ImportError:
+                pass
+        except BaseException as exc:  # reported by ensure_ready / the worker, never raised here
+            _WARM_ERROR.append(exc)
+        finally:
+            _WARM_DONE.set()
+
+
+def start_kernel_warmup() -> None:
+    """Start :func:`warm_up_kernels` in a daemon thread (once)."""
+    global _WARM_THREAD
+    with _WARM_LOCK:
+        if _WARM_THREAD is not None or _WARM_DONE.is_set():
+            return
+        _WARM_THREAD = threading.Thread(target=warm_up_kernels, name="uci_checkers-warmup", daemon=True)
+        _WARM_THREAD.start()
+
+
+def kernels_ready() -> bool:
+    return _WARM_DONE.is_set()
+
+
+# --------------------------------------------------------------------------------------------------
+# go parameters and the time manager
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class GoParams:
+    """What ``go`` asked for; all optional; times in ms; ``b`` = Black = the first mover."""
+
+    wtime: Optional[int] = None
+    btime: Optional[int] = None
+    winc: Optional[int] = None
+    binc: Optional[int] = None
+    movestogo: Optional[int] = None
+    movetime: Optional[int] = None
+    depth: Optional[int] = None
+    nodes: Optional[int] = None
+    mate: Optional[int] = None
+    infinite: bool = False
+    ponder: bool = False
+    searchmoves: Optional[list[str]] = None
+    start_time: Optional[float] = None   # time.monotonic() when the command arrived (default: go's call)
+
+
+class TimeManager:
+    """Optimum (soft) and maximum (hard) time for one move, and the decision to start another iteration.
+
+    * ``movetime``: both limits are ``movetime - overhead``; iterations are never cut short.
+    * a clock (``wtime``/``btime`` for the side to move): ``optimum = left / movestogo + 3/4 inc``
+      (``movestogo`` defaults to 30), ``maximum = min(5 * optimum, 80 % of what is left)``
+      (95 % with one move to the control), where *left* is the clock minus ``Move Overhead``:
+      the hard limit never passes the clock minus the overhead.  One legal move: play at once.
+    * no time given (depth, nodes, mate, infinite): no limit.
+
+    The clock starts when ``go`` arrived (``start``), even when the kernels were still
+    compiling then.  A ponder search has no limits until :meth:`ponderhit`, which restarts
+    the clock at that moment.
+    """
+
+    def __init__(self, params: GoParams, turn: int, overhead_ms: int = DEFAULT_MOVE_OVERHEAD_MS,
+                 legal_count: int = 2, start: Optional[float] = None) -> None:
+        self.start = start if start is not None else time.monotonic()
+        self.overhead_ms = max(0, int(overhead_ms))
+        self.pondering = bool(params.ponder)
+        self.single_move = False
+        self.optimum_ms: Optional[float] = None
+        self.maximum_ms: Optional[float] = None
+        self.fixed_time = False
+        self._instability = 0.0
+        self._last_score: Optional[int] = None
+        self._iteration_ends: list[float] = []
+        if params.infinite:
+            return
+        own_time = params.btime if turn == 0 else params.wtime
+        own_inc = (params.binc if turn == 0 else params.winc) or 0
+        if params.movetime is not None:
+            self.fixed_time = True
+            self.optimum_ms = self.maximum_ms = float(max(0, params.movetime - self.overhead_ms))
+        elif own_time is not None:
+            left = max(0.0, float(own_time - self.overhead_ms))
+            mtg = max(1, params.movestogo) if params.movestogo else DEFAULT_MOVES_TO_GO
+            optimum = left / mtg + 0.75 * max(0, own_inc)
+            cap = left * (0.95 if mtg == 1 else 0.8)
+            maximum = min(cap, optimum * 5.0)
+            self.optimum_ms = min(optimum, maximum)
+            self.maximum_ms = maximum
+            if legal_count == 1:
+                self.single_move = True
+                self.optimum_ms = 0.0
+                self.maximum_ms = min(maximum, 100.0)
+
+    # --- queries -----------------------------------------------------------------------------
+    @property
+    def limited(self) -> bool:
+        return self.maximum_ms is not None
+
+    def elapsed_ms(self) -> int:
+        return int((time.monotonic() - self.start) * 1000)
+
+    def deadline(self) -> Optional[float]:
+        """The monotonic time of the hard limit, or None (no limit yet / none at all)."""
+        if self.pondering or self.maximum_ms is None:
+            return None
+        return self.start + self.maximum_ms / 1000.0
+
+    def ponderhit(self, now: Optional[float] = None) -> None:
+        """The opponent played the expected move: the clock of this move starts now."""
+        self.start = now if now is not None else time.monotonic()
+        self.pondering = False
+        self._iteration_ends = []
+
+    def iteration_done(self, depth: int, best_changed: bool, score: int) -> bool:
+        """Called by the search after each iteration; True = do not start another one."""
+        now = (time.monotonic() - self.start) * 1000.0
+        self._iteration_ends.append(now)
+        score_drop = self._last_score is not None and score < self._last_score - 30
+        self._last_score = score
+        self._instability = self._instability * 0.5 + (1.0 if best_changed and depth > 1 else 0.0)
+        if self.pondering or self.optimum_ms is None:
+            return False
+        if self.single_move:
+            return True
+        if self.fixed_time:
+            return False  # movetime: search the time asked for; the deadline stops it
+        factor = (1.0 + 0.8 * self._instability) * (1.3 if score_drop else 1.0)
+        target = min(self.optimum_ms * factor, self.maximum_ms)
+        if now >= target:
+            return True
+        ends = self._iteration_ends
+        last = ends[-1] - (ends[-2] if len(ends) > 1 else 0.0)
+        before = (ends[-2] - ends[-3]) if len(ends) > 2 else (ends[-2] if len(ends) > 1 else 0.0)
+        ratio = min(4.0, max(1.5, last / before)) if before > 0.5 else 2.0
+        predicted = last * ratio
+        # the next iteration could not finish before the hard limit, or would overshoot the target a lot
+        return now + predicted > self.maximum_ms or now + predicted > 2.0 * target
+
+
+# --------------------------------------------------------------------------------------------------
+# The facade
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class _Job:
+    """One running go (or perft/bench task)."""
+
+    kind: str
+    thread: Optional[threading.Thread] = None
+    tm: Optional[TimeManager] = None
+    limits: Any = None
+    hold: bool = False                       # infinite/ponder: keep the result until stop/ponderhit
+    ponder: bool = False
+    infinite: bool = False
+    released: threading.Event = field(default_factory=threading.Event)
+    stop_requested: bool = False
+    deadline_cv: threading.Condition = field(default_factory=threading.Condition)
+    finished: bool = False
+
+
+class Engine:
+    """The engine: one game, one set of options, one search at a time.  Never prints."""
+
+    name = "uci_checkers"
+    author = "uci_checkers developers"
+
+    def __init__(self) -> None:
+        from . import __version__
+
+        self.version = __version__
+        self._specs = _build_option_specs()
+        self._options: dict[str, Any] = {s.name: s.default for s in self._specs}
+        self._lock = threading.RLock()
+        self._game: Optional[Game] = None
+        self._searcher: Optional[Searcher] = None
+        self._stop_flag: Any = None                # int64 numpy array [1], created by the warm-up
+        self._ready = threading.Event()
+        self._warm_thread: Optional[threading.Thread] = None
+        self._warm_error: Optional[BaseException] = None
+        self._pending: dict[str, Any] = {}         # searcher changes not applied yet: hash, clear, threads
+        self._job: Optional[_Job] = None
+
+    # --- options -------------------------------------------------------------------------------
+    def option_specs(self) -> list[OptionSpec]:
+        return list(self._specs)
+
+    def _spec(self, name: str) -> OptionSpec:
+        key = " ".join(name.split()).lower()
+        for spec in self._specs:
+            if spec.name.lower() == key:
+                return spec
+        raise OptionError(f"unknown option {name.strip()[:60]!r}")
+
+    def set_option(self, name: str, value: Optional[str]) -> None:
+        """Set an option (name case-insensitive); raises :class:`OptionError` and then changes nothing.
+
+        Changes that touch the search tables (Hash, Clear Hash, Threads) are applied when the
+        engine is idle: at once, or when the running search ends, always before the next search.
+        """
+        spec = self._spec(name)
+        parsed = spec.parse(value)
+        with self._lock:
+            if spec.type != "button":
+                self._options[spec.name] = parsed
+            if spec.name == "Hash":
+                self._pending["hash"] = parsed
+            elif spec.name == "Clear Hash":
+                self._pending["clear"] = True
+            elif spec.name == "Threads":
+                self._pending["threads"] = parsed
+            elif spec.name == "NoProgressPlies" and self._game is not None:
+                self._game.no_progress_plies = parsed
+        self._apply_pending_if_idle()
+
+    def get_option(self, name: str) -> Any:
+        return self._options[self._spec(name).name]
+
+    # --- readiness -----------------------------------------------------------------------------
+    def start_warmup(self) -> None:
+        """Load/compile the kernels and build the searcher in a background thread (non-blocking)."""
+        with self._lock:
+            if self._warm_thread is not None:
+                return
+            self._warm_thread = threading.Thread(target=self._warm, name="uci_checkers-engine-warmup",
+                                                 daemon=True)
+            self._warm_thread.start()
+
+    def _warm(self) -> None:
+        try:
+            start_kernel_warmup()
+            _WARM_DONE.wait()
+            if _WARM_ERROR:
+                raise _WARM_ERROR[0]
+            import numpy as np
+
+            from .search import Searcher
+
+            searcher = Searcher(self._options["Hash"])
+            with self._lock:
+                self._searcher = searcher
+                self._stop_flag = np.zeros(1, dtype=np.int64)
+                self._pending.pop("hash", None)
+                self._pending.pop("clear", None)
+            self._apply_pending_if_idle()
+        except BaseException as exc:
+            self._warm_error = exc
+        finally:
+            self._ready.set()
+
+    @property
+    def ready(self) -> bool:
+        """Kernels compiled and the searcher built (pending option changes may remain)."""
+        return self._ready.is_set()
+
+    @property
+    def warmup_error(self) -> Optional[BaseException]:
+        return self._warm_error
+
+    def ensure_ready(self, timeout: Optional[float] = None,
+                     abort: Optional[threading.Event] = None) -> bool:
+        """Block until the kernels are ready and pending changes applied (when idle).
+
+        Returns False on timeout or when ``abort`` is set while waiting.  During a search
+        it returns at once: pending changes are applied when that search ends.
+        """
+        self.start_warmup()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._ready.wait(0.02):
+            if abort is not None and abort.is_set():
+                return False
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+        self._apply_pending_if_idle()
+        return True
+
+    def _apply_pending_if_idle(self) -> None:
+        with self._lock:
+            if self._searcher is None or self.searching:
+                return
+            self._apply_pending_locked()
+
+    def _apply_pending_locked(self) -> None:
+        searcher = self._searcher
+        if searcher is None:
+            return
+        pending, self._pending = self._pending, {}
+        if "threads" in pending and hasattr(searcher, "set_threads"):
+            searcher.set_threads(pending["threads"])
+        if "hash" in pending:
+            searcher.set_hash(pending["hash"])
+        if pending.get("clear") or pending.get("newgame"):
+            searcher.clear()
+
+    # --- game ----------------------------------------------------------------------------------
+    @property
+    def game(self) -> Game:
+        """The current game (start position plus moves)."""
+        with self._lock:
+            if self._game is None:
+                from .position import Game
+
+                self._game = Game(None, self._options["NoProgressPlies"])
+            return self._game
+
+    @game.setter
+    def game(self, value: Game) -> None:
+        with self._lock:
+            self._game = value
+
+    def new_game(self) -> None:
+        """Forget the game and everything learnt (the hash is cleared before the next search)."""
+        from .position import Game
+
+        with self._lock:
+            self._game = Game(None, self._options["NoProgressPlies"])
+            self._pending["newgame"] = True
+        self._apply_pending_if_idle()
+
+    def set_position(self, start: Position, moves: list[str]) -> None:
+        """Replace the game by ``start`` plus ``moves``; on any error the old game stays."""
+        from .position import Game
+
+        game = Game(start, self._options["NoProgressPlies"])
+        for text in moves:
+            game.push_text(text)
+        with self._lock:
+            self._game = game
+
+    def evaluate_terms(self) -> dict[str, int]:
+        """Static evaluation of the current position broken into terms (empty if unavailable)."""
+        try:
+            from . import evaluate
+        except ImportError:
+            return {}
+        terms = getattr(evaluate, "evaluation_terms", None)
+        if terms is None:
+            return {}
+        return dict(terms(self.game.position))
+
+    # --- searching -----------------------------------------------------------------------------
+    @property
+    def searching(self) -> bool:
+        """A go (or perft/bench task) is running, or holding its result for stop/ponderhit."""
+        job = self._job
+        return job is not None and not job.finished
+
+    def go(self, params: GoParams, on_info: Callable[[SearchInfo], None],
+           on_done: Callable[[SearchResult], None],
+           on_currmove: Optional[Callable[[Move, int], None]] = None,
+           on_message: Optional[Callable[[str], None]] = None) -> None:
+        """Start a search of the current position in the worker thread (non-blocking).
+
+        ``on_done`` is called exactly once, from the worker, after the last ``on_info``; in
+        infinite/ponder mode only after ``stop``/``ponderhit``.  ``on_message`` receives
+        diagnostics such as ``error: internal: ...`` (the search failed; ``on_done`` then
+        still gets a legal move).  Raises :class:`EngineBusyError` while another job runs and
+        a ``NotationError`` for a bad ``searchmoves`` entry (nothing is started then).
+        """
+        start_time = params.start_time if params.start_time is not None else time.monotonic()
+        game = self._snapshot_game()
+        pos = game.position
+        searchmoves = [pos.parse_move(text) for text in params.searchmoves] if params.searchmoves else None
+        legal = pos.legal_moves()
+        if searchmoves:
+            allowed = {m.squares for m in searchmoves}
+            candidates = [m for m in legal if m.squares in allowed]
+        else:
+            candidates = legal
+        tm = TimeManager(params, pos.turn, self._options["Move Overhead"], len(candidates), start=start_time)
+        job = _Job("go", tm=tm, hold=bool(params.infinite or params.ponder), ponder=bool(params.ponder),
+                   infinite=bool(params.infinite))
+        with self._lock:
+            if self.searching:
+                raise EngineBusyError("a search is already running: send stop first")
+            self._job = job
+            job.thread = threading.Thread(
+                target=self._run_search,
+                args=(job, game, params, searchmoves, legal, candidates, on_info, on_done, on_currmove,
+                      on_message),
+                name="uci_checkers-search", daemon=True)
+            job.thread.start()
+
+    def perft(self, depth: int, on_move: Callable[[Move, int], None],
+              on_done: Callable[[Optional[int]], None]) -> None:
+        """Divide perft of the current position in the worker (non-blocking).
+
+        ``on_move`` per legal move, then ``on_done(total)``; ``on_done(None)`` when stopped
+        (checked between root moves).  Raises :class:`EngineBusyError` while another job runs.
+        """
+        if depth < 0:
+            raise ValueError("perft depth must be >= 0")
+        position = self.game.position
+
+        def task(job: _Job) -> None:
+            from .perft import perft
+
+            total = 0
+            if depth == 0:
+                total = 1
+            else:
+                for move in position.legal_moves():
+                    if job.stop_requested:
+                        on_done(None)
+                        return
+                    count = perft(position.play(move), depth - 1)
+                    total += count
+                    on_move(move, count)
+            on_done(total)
+
+        self.run_task("perft", task)
+
+    def run_task(self, kind: str, task: Callable[[_Job], None],
+                 on_error: Optional[Callable[[BaseException], None]] = None) -> None:
+        """Run ``task(job)`` in the worker after the warm-up (perft, bench); busy rules as ``go``."""
+        job = _Job(kind)
+
+        def body() -> None:
+            try:
+                self._ready.wait()
+                task(job)
+            except BaseException as exc:
+                if on_error is not None:
+                    on_error(exc)
+            finally:
+                with self._lock:
+                    job.finished = True
+                    self._apply_pending_locked()
+
+        with self._lock:
+            if self.searching:
+                raise EngineBusyError(f"a {self._job.kind if self._job else 'job'} is already running: "
+                                      "send stop first")
+            self._job = job
+            job.thread = threading.Thread(target=body, name=f"uci_checkers-{kind}", daemon=True)
+            job.thread.start()
+
+    def stop(self) -> None:
+        """Raise the stop flag and release a held result; a no-op when idle."""
+        job = self._job
+        if job is None or job.finished:
+            return
+        job.stop_requested = True
+        flag = self._stop_flag
+        if flag is not None:
+            flag[0] = 1
+        job.released.set()
+        with job.deadline_cv:
+            job.deadline_cv.notify_all()
+
+    def ponderhit(self) -> bool:
+        """The ponder search becomes a normal timed search from now; False if not pondering."""
+        job = self._job
+        if job is None or job.finished or job.tm is None or not job.tm.pondering:
+            return False
+        now = time.monotonic()
+        with job.deadline_cv:
+            job.tm.ponderhit(now)
+            if job.limits is not None and not job.infinite:
+                job.limits.infinite = False
+            job.hold = job.infinite
+            job.deadline_cv.notify_all()
+        if not job.hold:
+            job.released.set()
+        return True
+
+    @property
+    def pondering(self) -> bool:
+        job = self._job
+        return job is not None and not job.finished and job.tm is not None and job.tm.pondering
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Join the worker; True when no job is running afterwards."""
+        job = self._job
+        if job is None or job.thread is None:
+            return True
+        job.thread.join(timeout)
+        return not job.thread.is_alive()
+
+    def quit(self, timeout: float = 2.0) -> None:
+        """Stop any job and join the worker (for at most ``timeout`` seconds)."""
+        self.stop()
+        self.wait(timeout)
+
+    # --- worker --------------------------------------------------------------------------------
+    def _snapshot_game(self) -> Game:
+        """A private copy of the game for the worker (the host may send position meanwhile)."""
+        from .position import Game
+
+        src = self.game
+        copy = Game(src.start, src.no_progress_plies)
+        for move in src.moves:
+            copy.push(move)
+        return copy
+
+    def _make_limits(self, params: GoParams, searchmoves: Optional[list[Move]]) -> SearchLimits:
+        from .search import SearchLimits
+
+        limits = SearchLimits(depth=params.depth, nodes=params.nodes, mate=params.mate,
+                              searchmoves=searchmoves, multipv=self._options["MultiPV"],
+                              skill=self._options["Skill Level"], seed=self._options["Seed"],
+                              infinite=bool(params.infinite or params.ponder))
+        for attr in ("analyse_mode", "analyse"):
+            if hasattr(limits, attr):
+                setattr(limits, attr, bool(self._options["UCI_AnalyseMode"]))
+                break
+        return limits
+
+    def _deadline_loop(self, job: _Job) -> None:
+        """Raise the stop flag at the hard limit; re-reads the deadline after ponderhit."""
+        with job.deadline_cv:
+            while not job.finished and not job.stop_requested:
+                deadline = job.tm.deadline() if job.tm is not None else None
+                if deadline is None:
+                    job.deadline_cv.wait(0.5)
+                    continue
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    flag = self._stop_flag
+                    if flag is not None:
+                        flag[0] = 1
+                    return
+                job.deadline_cv.wait(left)
+
+    def _run_search(self, job: _Job, game: Game, params: GoParams, searchmoves: Optional[list[Move]],
+                    legal: list, candidates: list, on_info: Callable, on_done: Callable,
+                    on_currmove: Optional[Callable], on_message: Optional[Callable]) -> None:
+        result = None
+        tm = job.tm
+        deadline_thread = None
+        try:
+            if tm.limited or tm.pondering:
+                deadline_thread = threading.Thread(target=self._deadline_loop, args=(job,),
+                                                   name="uci_checkers-deadline", daemon=True)
+                deadline_thread.start()
+            # wait for the kernels; the clock is already running (it started when go arrived)
+            while not self._ready.wait(0.02):
+                pass
+            if self._warm_error is not None:
+                raise RuntimeError(f"warm-up failed: {self._warm_error!r}")
+            with self._lock:
+                self._apply_pending_locked()
+                flag = self._stop_flag
+                limits = self._make_limits(params, searchmoves)
+                with job.deadline_cv:
+                    deadline = tm.deadline()
+                    expired = deadline is not None and time.monotonic() >= deadline
+                    flag[0] = 1 if (job.stop_requested or expired) else 0
+                    limits.infinite = bool(job.infinite or tm.pondering)
+                    job.limits = limits
+            if not legal:
+                from .search import SearchResult
+
+                result = SearchResult(None, None, 0, 0, 0)
+            else:
+                kwargs: dict[str, Any] = {}
+                if on_currmove is not None and self._search_accepts("on_currmove"):
+                    kwargs["on_currmove"] = _throttled_currmove(on_currmove, tm)
+                result = self._searcher.search(game, limits, on_info, flag, tm, **kwargs)
+                if result is None or result.best is None or result.best.squares not in {m.squares for m in legal}:
+                    raise RuntimeError(f"search returned no legal move ({getattr(result, 'best', None)})")
+        except BaseException as exc:  # never leave the host without a bestmove
+            if on_message is not None:
+                detail = "".join(traceback.format_exception_only(type(exc), exc)).strip().replace("\n", " ")
+                on_message(f"error: internal: {detail[:300]}")
+            result = _fallback_result(candidates or legal)
+        finally:
+            # infinite / ponder: the host gets bestmove only after stop or ponderhit
+            while job.hold and not job.released.wait(0.05):
+                pass
+            with self._lock:
+                job.finished = True
+                with job.deadline_cv:
+                    job.deadline_cv.notify_all()
+                try:
+                    self._apply_pending_locked()
+                except BaseException as exc:
+                    if on_message is not None:
+                        on_message(f"error: internal: applying options: {exc!r}"[:300])
+            if deadline_thread is not None:
+                deadline_thread.join(1.0)
+            on_done(result)
+
+    def _search_accepts(self, name: str) -> bool:
+        try:
+            return name in inspect.signature(self._searcher.search).parameters
+        except (TypeError, ValueError):
+            return False
+
+
+def _fallback_result(moves: list) -> Any:
+    """A result playing the first of ``moves`` (None when empty), for when the search failed."""
+    try:
+        from .search import SearchResult
+    except BaseException:  # the search module itself is broken: a stand-in with the same fields
+        from types import SimpleNamespace
+
+        return SimpleNamespace(best=moves[0] if moves else None, ponder=None, score=0, depth=0, nodes=0,
+                               infos=[])
+    return SearchResult(moves[0] if moves else None, None, 0, 0, 0)
+
+
+def _throttled_currmove(callback: Callable[[Any, int], None], tm: TimeManager) -> Callable[[Any, int], None]:
+    """currmove reports: none in the first second, then at most four per second."""
+    last = [0.0]
+
+    def report(move: Any, number: int) -> None:
+        now = time.monotonic()
+        if now - tm.start < 1.0 or now - last[0] < 0.25:
+            return
+        last[0] = now
+        callback(move, number)
+
+    return report
