@@ -133,6 +133,12 @@ _ALL = SQUARES
 
 
 @kernel
+def _sdiv(a, b):
+    """a / b rounded toward zero (so that the colour-mirrored position scores exactly the opposite)."""
+    return a // b if a >= 0 else -((-a) // b)
+
+
+@kernel
 def _table(bb, planes):
     v = 0
     for j in range(planes.shape[0]):
@@ -199,7 +205,7 @@ def eval_terms(black, white, kings):
     if nb != nw:
         # ahead by a piece: worth more the fewer pieces are left (up to +50% of the lead)
         lead = material
-        trade = lead * (24 - n) // 40
+        trade = _sdiv(lead * (24 - n), 40)
 
     # back rank: matters while the opponent has men left to crown
     back = 0
@@ -219,7 +225,7 @@ def eval_terms(black, white, kings):
 
     # advancement: weight grows as the board empties
     phase = 24 - n                      # 0 at the start, ~20 in endgames
-    adv = (_table(bm, ADV_B) - _table(wm, ADV_W)) * (phase + 4) // 12
+    adv = _sdiv((_table(bm, ADV_B) - _table(wm, ADV_W)) * (phase + 4), 12)
 
     # plain-move mobility
     bmob = popcount((black << 4) & empty) + popcount((black << 5) & empty) \
@@ -251,9 +257,9 @@ def eval_terms(black, white, kings):
     if nbm == 0 and nwm == 0 and nb == 1 and nw == 1:
         scaled = 0                      # one king each: a draw
     elif nb == nw and n <= 8:
-        scaled = total * (n + 4) // 16  # level and few pieces: drawish
+        scaled = _sdiv(total * (n + 4), 16)  # level and few pieces: drawish
     elif nbm + nwm == 0 and abs(nb - nw) == 1 and min(nb, nw) >= 3:
-        scaled = total * 3 // 4         # e.g. 4 kings vs 3: a long technical win
+        scaled = _sdiv(total * 3, 4)        # e.g. 4 kings vs 3: a long technical win
     return (material, trade, back, centre, adv, mobility, run, kpos, endgame, scaled - total)
 
 

@@ -641,7 +641,7 @@ class Searcher:
                             pvs[idx] = line_pv
                             if s > alpha:
                                 alpha = s
-                            if k == 1 and number > 1 and s < beta:
+                            if k == 1 and multipv == 1 and number > 1 and s < beta:
                                 # a new best move mid-iteration: report it (and make it the fallback)
                                 best_i, best_score, best_pv = idx, s, line_pv
                                 changed = True
@@ -676,6 +676,11 @@ class Searcher:
                     best_i, best_score, best_pv = line_best, scores[line_best], pvs[line_best]
             if aborted and not done_lines:
                 break
+            # lines in score order (a later line may come out better than an earlier one)
+            done_lines.sort(key=lambda i: -scores[i])
+            if done_lines and done_lines[0] != best_i:
+                changed = True
+                best_i, best_score, best_pv = done_lines[0], scores[done_lines[0]], pvs[done_lines[0]]
             # reorder: finished lines first (in line order), the rest by score of this iteration
             rest = [i for i in order if i not in done_lines]
             rest.sort(key=lambda i: -scores[i])

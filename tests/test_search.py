@@ -1,0 +1,248 @@
+"""Search behaviour: tactics, forced captures, legality, determinism, mate scores, MultiPV, limits, skill."""
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from uci_checkers.position import Game, Position
+from uci_checkers.search import (MATE, MATE_BOUND, SearchLimits, Searcher, mate_in_moves)
+
+BALLOT_FENS = (
+    "W:W17,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,6,7,8,9,10,11,12,13",
+    "W:W20,21,22,23,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,12,14,15",
+    "W:W18,21,22,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,12,14,16",
+)
+
+
+@pytest.fixture(scope="module")
+def searcher() -> Searcher:
+    s = Searcher(8)
+    s.warm_up()
+    return s
+
+
+def run(searcher: Searcher, fen_or_game, **kw):
+    game = fen_or_game if isinstance(fen_or_game, Game) else Game(Position.from_fen(fen_or_game))
+    infos = []
+    searcher.clear()
+    result = searcher.search(game, SearchLimits(**kw), infos.append, np.zeros(1, dtype=np.int64))
+    return result, infos
+
+
+# --- tactics -----------------------------------------------------------------
+@pytest.mark.parametrize("fen, move, min_score", [
+    # give one man, take two: 19-15 10x19 then 3x10x17
+    ("W:WK3,19,22,27,28,29,30,31,32:B1,4,6,7,10,14,20", "19-15", 250),
+    # 11-7 2x11, then 23-19 16x23 27x18x9x2: a man up
+    ("W:W11,21,23,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,10,12,14,16", "11-7", 150),
+])
+def test_finds_shots(searcher, fen, move, min_score):
+    result, _ = run(searcher, fen, depth=8)
+    assert str(result.best) == move
+    assert result.score >= min_score
+
+
+def test_takes_forced_capture(searcher):
+    # 9-13 22-17 13x22: White must recapture
+    fen = "W:W21,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,10,11,12,22"
+    result, _ = run(searcher, fen, depth=6)
+    assert result.best.is_capture
+    assert result.best in Position.from_fen(fen).legal_moves()
+
+
+def test_no_legal_move_returns_none(searcher):
+    # White's only man is blocked: Black wins
+    result, _ = run(searcher, "W:W29:B25,22", depth=4)
+    assert result.best is None
+    assert result.score == -MATE
+
+
+def test_never_illegal_random_positions(searcher):
+    rng = random.Random(7)
+    start = Position.start()
+    for trial in range(25):
+        pos = start
+        for _ in range(rng.randint(0, 40)):
+            moves = pos.legal_moves()
+            if not moves:
+                break
+            pos = pos.play(rng.choice(moves))
+        legal = pos.legal_moves()
+        result, _ = run(searcher, pos.fen(), depth=rng.randint(1, 6))
+        if not legal:
+            assert result.best is None
+        else:
+            assert result.best in legal
+            # the PV is a legal line
+            p = pos
+            for m in result.pv:
+                assert m in p.legal_moves()
+                p = p.play(m)
+
+
+# --- determinism ---------------------------------------------------------------
+def test_same_nodes_twice_and_after_clear(searcher):
+    game = Game(Position.from_fen(BALLOT_FENS[0]))
+    a, ia = run(searcher, game, depth=9)
+    b, ib = run(searcher, game, depth=9)
+    fresh = Searcher(8)
+    c = fresh.search(game, SearchLimits(depth=9), lambda i: None, np.zeros(1, dtype=np.int64))
+    assert a.nodes == b.nodes == c.nodes > 1000
+    assert a.best == b.best == c.best
+    assert [(i.depth, i.score, i.nodes, [str(m) for m in i.pv]) for i in ia] == \
+        [(i.depth, i.score, i.nodes, [str(m) for m in i.pv]) for i in ib]
+
+
+def test_node_limit_deterministic_and_respected(searcher):
+    a, _ = run(searcher, BALLOT_FENS[1], nodes=20000)
+    b, _ = run(searcher, BALLOT_FENS[1], nodes=20000)
+    assert a.nodes == b.nodes
+    assert 20000 <= a.nodes <= 20000 + 50
+    assert a.best == b.best
+
+
+# --- scores and reporting ------------------------------------------------------
+def test_mate_scores():
+    assert mate_in_moves(MATE - 1) == 1
+    assert mate_in_moves(MATE - 3) == 2
+    assert mate_in_moves(-MATE + 2) == -1
+    assert mate_in_moves(-MATE + 4) == -2
+    assert mate_in_moves(100) is None
+
+
+def test_mate_in_two_two_kings(searcher):
+    # Black: 20-16 then 21x30 or similar; White's lone king is lost at once
+    result, infos = run(searcher, "B:WK29:BK20,K21", mate=3)
+    assert mate_in_moves(result.score) == 2
+    assert infos[-1].mate == 2
+
+
+def test_go_mate_finds_long_win(searcher):
+    result, infos = run(searcher, "B:WK1:BK20,K21", mate=20, nodes=5_000_000)
+    n = mate_in_moves(result.score)
+    assert n is not None and 0 < n <= 20
+    assert infos[-1].mate == n
+    # the losing side sees a negative mate
+    lost, _ = run(searcher, "W:WK5:BK10,K14", depth=24)
+    assert lost.score < -MATE_BOUND and mate_in_moves(lost.score) < 0
+
+
+def test_infos_per_depth(searcher):
+    result, infos = run(searcher, BALLOT_FENS[2], depth=7)
+    completed = [i for i in infos if i.bound is None and i.multipv == 1]
+    depths = sorted({i.depth for i in completed})
+    assert depths == list(range(1, 8))
+    last = infos[-1]
+    assert last.depth == 7 and last.seldepth >= 7 and last.pv and last.pv[0] == result.best
+    assert last.nodes == result.nodes
+    assert 0 <= last.hashfull <= 1000
+
+
+def test_multipv_distinct_lines_ordered(searcher):
+    result, infos = run(searcher, BALLOT_FENS[0], depth=6, multipv=3)
+    final = [i for i in infos if i.depth == 6 and i.bound is None]
+    assert [i.multipv for i in final] == [1, 2, 3]
+    firsts = [i.pv[0] for i in final]
+    assert len(set(firsts)) == 3
+    scores = [i.score for i in final]
+    assert scores == sorted(scores, reverse=True)
+    assert result.best == firsts[0]
+
+
+def test_searchmoves_respected(searcher):
+    pos = Position.start()
+    only = [pos.parse_move("12-16"), pos.parse_move("9-13")]
+    result, infos = run(searcher, Game(pos), depth=6, searchmoves=only)
+    assert result.best in only
+    assert all(i.pv[0] in only for i in infos)
+
+
+def test_repetition_scores_draw(searcher):
+    # Black king shuttles; White king shuttles: a position repeated in the game history
+    game = Game(Position.from_fen("B:WK32,25:BK1,8"))
+    for m in ["1-5", "32-27", "5-1", "27-32"]:
+        game.push_text(m)
+    result, _ = run(searcher, game, depth=6)
+    assert result.best is not None
+
+
+def test_no_progress_limit_is_draw(searcher):
+    # Two kings against one is a win, but not with 2 plies left before the no-progress draw
+    pos = Position.from_fen("B:WK1:BK20,K21")
+    game = Game(pos, no_progress_plies=80)
+    won, _ = run(searcher, game, depth=12)
+    assert won.score > 100
+    result, _ = run(searcher, game, depth=12, no_progress_plies=2)
+    assert result.score == 0
+
+
+# --- limits and stop ---------------------------------------------------------
+def test_stop_flag_stops_quickly(searcher):
+    game = Game(Position.from_fen(BALLOT_FENS[0]))
+    stop = np.zeros(1, dtype=np.int64)
+    searcher.clear()
+    timer = threading.Timer(0.3, lambda: stop.__setitem__(0, 1))
+    t0 = time.perf_counter()
+    timer.start()
+    result = searcher.search(game, SearchLimits(infinite=True), lambda i: None, stop)
+    elapsed = time.perf_counter() - t0
+    timer.cancel()
+    assert result.best in game.position.legal_moves()
+    assert elapsed < 3.0  # generous: stops within a few ms of the flag in practice
+
+
+class FakeClock:
+    """A time manager that ends the search after a fixed number of iterations."""
+
+    def __init__(self, iterations: int) -> None:
+        self.iterations = iterations
+        self.calls = []
+
+    def elapsed_ms(self) -> int:
+        return 0
+
+    def iteration_done(self, depth: int, best_changed: bool, score: int) -> bool:
+        self.calls.append(depth)
+        return depth >= self.iterations
+
+
+def test_time_control_called_per_iteration(searcher):
+    clock = FakeClock(5)
+    game = Game(Position.from_fen(BALLOT_FENS[1]))
+    searcher.clear()
+    result = searcher.search(game, SearchLimits(), lambda i: None, np.zeros(1, dtype=np.int64), clock)
+    assert clock.calls == [1, 2, 3, 4, 5]
+    assert result.depth == 5
+
+
+def test_single_legal_move_under_time_control(searcher):
+    clock = FakeClock(50)
+    game = Game(Position.from_fen("W:W18:B14,5"))  # White man 18 must take 14 (18x9): one legal move
+    assert len(game.position.legal_moves()) == 1
+    searcher.clear()
+    result = searcher.search(game, SearchLimits(), lambda i: None, np.zeros(1, dtype=np.int64), clock)
+    assert result.best == game.position.legal_moves()[0]
+    assert clock.calls == [1]
+
+
+# --- skill ---------------------------------------------------------------------
+def test_skill_zero_reproducible_and_varied(searcher):
+    pos = Position.start()
+    a, _ = run(searcher, Game(pos), skill=0, seed=42)
+    b, _ = run(searcher, Game(pos), skill=0, seed=42)
+    assert a.best == b.best and a.nodes == 0
+    picks = {run(searcher, Game(pos), skill=0, seed=s)[0].best for s in range(30)}
+    assert len(picks) >= 4          # uniform over 7 moves: 30 seeds give several
+
+
+def test_skill_levels_reproducible_and_legal(searcher):
+    for level in (1, 5, 10, 15):
+        game = Game(Position.from_fen(BALLOT_FENS[2]))
+        a, _ = run(searcher, game, skill=level, seed=3)
+        b, _ = run(searcher, game, skill=level, seed=3)
+        assert a.best == b.best
+        assert a.best in game.position.legal_moves()

@@ -1,0 +1,131 @@
+"""``uci-checkers bench [depth]``: a fixed-depth search over a fixed list of positions.
+
+Every position is searched from a cleared table (fixed ``Hash``) to the same
+depth, so the node total is a fingerprint of the search's behaviour (as in
+Stockfish): ``tests/test_bench.py`` pins it, and a change that alters the
+search updates it on purpose.  Nodes per second are the speed figure.
+
+The positions are constants here (the package never reads the shared data at
+run time): ACF three-move ballots (from ``ballots3.tsv``, some with a capture
+pending), eleven-man middlegame starts (``ballots11man.txt``), and endgames
+from classic problem collections (``puzzles.tsv``).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Callable, Optional
+
+import numpy as np
+
+DEFAULT_DEPTH = 13
+BENCH_HASH_MB = 16
+
+# ACF ballots: the position after the three moves (White to move).
+OPENINGS = (
+    "W:W17,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,6,7,8,9,10,11,12,13",        # 9-13 21-17 5-9
+    "W:W18,21,22,24,25,26,27,28,29,30,31,32:B1,2,3,4,6,7,8,9,10,11,12,13",        # 9-13 23-18 5-9
+    "W:W20,21,22,23,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,11,12,13,14",        # 9-13 24-20 10-14
+    "W:W19,21,22,23,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,10,12,14,16",        # 9-14 24-19 11-16
+    "W:W20,21,22,23,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,12,14,15",         # 10-14 24-20 11-15
+    "W:W17,21,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,8,9,10,11,12,15",        # 10-15 22-17 7-10
+    "W:W18,21,22,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,11,15,16",         # 10-15 23-18 12-16
+    "W:W17,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,10,12,13,15",        # 11-15 21-17 9-13
+    "W:W17,21,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,10,12,13,16",        # 11-16 22-17 9-13
+    "W:W18,21,22,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,12,14,16",         # 11-16 23-18 10-14
+    "W:W17,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,10,11,14,16",        # 12-16 21-17 9-14
+    "W:W19,21,22,23,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,20",         # 12-16 24-19 16-20
+)
+# Ballots that leave White a capture to make.
+CAPTURE_OPENINGS = (
+    "W:W21,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,10,11,12,22",           # 9-13 22-17 13x22
+    "W:W19,21,22,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,11,12,13,15",        # 9-13 23-19 10-15
+    "W:W18,21,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,11,12,14,15",        # 9-14 22-18 10-15
+    "W:W17,21,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,11,12,18",         # 10-14 22-17 14-18
+    "W:W19,21,22,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,12,14,15",         # 10-14 23-19 11-15
+    "W:W20,21,22,23,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,15,16",         # 11-15 24-20 12-16
+)
+# Eleven-man starts (Black to move).
+MIDDLEGAMES = (
+    "B:W19,23,22,21,27,26,25,32,31,30,29:B4,3,2,1,7,6,5,12,11,10,9",
+    "B:W19,23,22,21,28,26,25,32,31,30,29:B4,3,2,1,8,7,6,12,11,9,14",
+    "B:W19,23,22,21,28,27,25,32,31,30,29:B4,3,2,1,8,6,5,12,11,9,15",
+    "B:W19,23,22,21,28,27,26,32,31,30,29:B4,3,2,1,8,7,5,12,10,9,16",
+    "B:W19,22,21,28,27,26,25,32,31,30,29:B4,3,2,1,8,7,6,5,11,9,14",
+    "B:W20,23,22,28,27,26,25,32,31,30,29:B4,3,2,1,8,7,6,5,10,9,15",
+    "W:W13,19,20,22,24,26,28,30:B2,6,10,11,12,15,17,18",
+    "W:W18,19,21,23,24,25,27,30:B2,5,8,9,10,11,12,14",
+    "W:W14,18,19,23,24,27,32:B3,6,8,11,12,16,20",
+    "W:W17,20,21,22,23,24,25,27,31:B1,6,8,10,11,12,14,15,18",
+)
+# Endgames from problem collections (kings, runaways, trapped kings).
+ENDGAMES = (
+    "W:WK15,22,27:B9,13,K14",
+    "W:WK7,14,K32:B10,16,K31",
+    "W:WK17,18:B10,K25",
+    "W:WK30,31:B19,22,K29",
+    "B:WK6,26:B9,10,K24",
+    "W:WK5,6,10,12:BK4,K18,K25,K26",
+    "B:W8,10,18,K21:B3,12,K20,27",
+    "W:WK10,13,15,27,28:B5,8,12,19,20",
+    "W:W17,18,22,26,K32:B9,10,13,K25,K29",
+    "W:WK2,18,19,20,23,32:B3,4,11,12,K26,27",
+)
+POSITIONS = OPENINGS + CAPTURE_OPENINGS + MIDDLEGAMES + ENDGAMES
+
+
+def run_bench(depth: int = DEFAULT_DEPTH, hash_mb: int = BENCH_HASH_MB,
+              on_position: Optional[Callable[[int, str, int, float], None]] = None) -> tuple[int, float]:
+    """Search every bench position to ``depth`` from a cleared table; return (total nodes, seconds).
+
+    ``on_position(index, fen, nodes, seconds)`` is called after each position.
+    """
+    from .position import Game, Position
+    from .search import Searcher, SearchLimits
+
+    searcher = Searcher(hash_mb)
+    searcher.warm_up()
+    stop = np.zeros(1, dtype=np.int64)
+    total_nodes = 0
+    total_time = 0.0
+    for i, fen in enumerate(POSITIONS, 1):
+        searcher.clear()
+        game = Game(Position.from_fen(fen))
+        t0 = time.perf_counter()
+        result = searcher.search(game, SearchLimits(depth=depth), lambda info: None, stop)
+        dt = time.perf_counter() - t0
+        total_nodes += result.nodes
+        total_time += dt
+        if on_position is not None:
+            on_position(i, fen, result.nodes, dt)
+    return total_nodes, total_time
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="uci-checkers bench",
+                                     description="fixed-depth search benchmark (node total = search fingerprint)")
+    parser.add_argument("depth", nargs="?", type=int, default=DEFAULT_DEPTH,
+                        help=f"search depth in plies (default {DEFAULT_DEPTH})")
+    parser.add_argument("--hash", type=int, default=BENCH_HASH_MB, help="table size in MiB (default 16)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only the totals")
+    args = parser.parse_args(argv)
+    if args.depth < 1 or args.depth > 60:
+        parser.error("depth must be between 1 and 60")
+
+    def show(i: int, fen: str, nodes: int, seconds: float) -> None:
+        if not args.quiet:
+            nps = int(nodes / seconds) if seconds > 0 else 0
+            print(f"position {i:2d}/{len(POSITIONS)}  nodes {nodes:>10d}  time {seconds * 1000:8.0f} ms  "
+                  f"nps {nps:>9d}  {fen}", flush=True)
+
+    nodes, seconds = run_bench(args.depth, args.hash, show)
+    print("===========================")
+    print(f"Total time (ms) : {int(seconds * 1000)}")
+    print(f"Nodes searched  : {nodes}")
+    print(f"Nodes/second    : {int(nodes / seconds) if seconds > 0 else 0}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
