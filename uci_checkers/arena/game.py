@@ -208,7 +208,7 @@ def play_game(job: GameJob, pool: EnginePool, stop: Optional[threading.Event] = 
     configs = (job.black, job.white)
     limits = (job.black.limits, job.white.limits)
     game = job.opening.game(settings.no_progress_plies)
-    start_fen = job.opening.fen
+    start_fen = game.start.fen()
     started = time.monotonic()
     record = GameRecord(
         number=job.number, pairing=job.pairing, pair_game=job.pair_game, black=job.black.name,

@@ -52,6 +52,7 @@ class PdnGame:
     moves: list[str] = field(default_factory=list)
     result: str = "*"
     complete: bool = False       # the move text ended with a result token
+    error: str = ""              # (lenient reading) what was wrong with this game's move text
 
     def tag(self, name: str, default: str = "") -> str:
         return self.tags.get(name, default)
@@ -100,8 +101,13 @@ def format_game(tags: Iterable[tuple[str, str]], moves: list[str], result: str, 
     return "\n".join(out) + "\n\n" + "\n".join(lines) + "\n\n"
 
 
-def read_games(text: str) -> Iterator[PdnGame]:
-    """Every game in ``text``; a truncated last game is returned with ``complete=False``."""
+def read_games(text: str, strict: bool = True) -> Iterator[PdnGame]:
+    """Every game in ``text``; a truncated last game is returned with ``complete=False``.
+
+    ``strict`` raises :class:`PdnError` on a token that is not PDN; otherwise the
+    game gets ``error`` set and reading goes on (resume uses this: a game cut off
+    mid-move is simply played again).
+    """
     game: Optional[PdnGame] = None
     in_moves = False
     depth_comment = 0
@@ -157,8 +163,10 @@ def read_games(text: str) -> Iterator[PdnGame]:
                 game.moves.append(tok)
             elif re.fullmatch(r"\d+", tok):
                 continue
-            else:
+            elif strict:
                 raise PdnError(f"unexpected token {tok!r} in the move text")
+            elif not game.error:
+                game.error = f"unexpected token {tok!r} in the move text"
     if game is not None and (game.moves or game.tags):
         yield game
 
@@ -168,5 +176,5 @@ def _tokens(line: str) -> Iterator[str]:
         yield tok
 
 
-def read_file(path: str | Path) -> list[PdnGame]:
-    return list(read_games(Path(path).read_text(encoding="utf-8", errors="replace")))
+def read_file(path: str | Path, strict: bool = True) -> list[PdnGame]:
+    return list(read_games(Path(path).read_text(encoding="utf-8", errors="replace"), strict))

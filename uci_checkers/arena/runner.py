@@ -132,12 +132,12 @@ class Match:
     def _resume(self, path: str) -> None:
         by_number = {job.number: job for job in self.jobs}
         try:
-            games = pdn.read_file(path)
+            games = pdn.read_file(path, strict=False)
         except pdn.PdnError as exc:
             raise MatchError(f"cannot resume from {path}: {exc}") from exc
         done = []
         for g in games:
-            if not g.complete or g.result not in ("1-0", "0-1", "1/2-1/2"):
+            if not g.complete or g.error or g.result not in ("1-0", "0-1", "1/2-1/2"):
                 continue                        # a game cut off by the interruption: play it again
             try:
                 number = int(g.tag("Round"))
@@ -327,8 +327,8 @@ def _split_games(text: str) -> list[str]:
 
 
 def _chunk_round(chunk: str) -> Optional[int]:
-    games = list(pdn.read_games(chunk))
-    if len(games) != 1 or not games[0].complete:
+    games = list(pdn.read_games(chunk, strict=False))
+    if len(games) != 1 or not games[0].complete or games[0].error:
         return None
     try:
         return int(games[0].tag("Round"))

@@ -73,7 +73,7 @@ def estimate(values: Sequence[float], counts: Sequence[float]) -> Optional[Estim
         return None
     mean = sum(v * c for v, c in zip(values, counts)) / n
     var = sum(c * (v - mean) ** 2 for v, c in zip(values, counts)) / n
-    se = math.sqrt(var / n)
+    se = math.sqrt(var / n) if n >= 2 else math.inf     # one sample says nothing about spread
     lo, hi = mean - Z95 * se, mean + Z95 * se
     return Estimate(n, mean, se, elo_from_score(mean), elo_from_score(lo), elo_from_score(hi))
 
@@ -147,6 +147,8 @@ class PairStats:
 def fmt_elo(value: float) -> str:
     if math.isinf(value):
         return "+inf" if value > 0 else "-inf"
+    if abs(value) < 0.05:
+        value = 0.0            # no "-0.0"
     return f"{value:+.1f}"
 
 
