@@ -22,6 +22,10 @@ Where the cache lives (first writable wins):
 3. ``$XDG_CACHE_HOME/uci_checkers/numba-<hash>`` (or ``~/.cache/...``): read-only installs
 4. ``<tempdir>/uci_checkers-<uid>/numba-<hash>``
 
+Every edit leaves the previous directory behind, so on import the stale siblings
+are pruned (see :func:`prune_stale_caches`; ``UCI_CHECKERS_CACHE_PRUNE=0`` turns
+it off).
+
 Bit intrinsics
 --------------
 ``popcount`` and ``ctz`` lower to LLVM's ``ctpop``/``cttz`` (one instruction each
@@ -31,9 +35,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
+from typing import Optional
 
 import numba
 from numba import njit as _njit
@@ -41,7 +49,7 @@ from numba import types
 from numba.core import caching
 from numba.extending import intrinsic
 
-__all__ = ["kernel", "popcount", "ctz", "CACHE_DIR", "SOURCE_HASH", "types"]
+__all__ = ["kernel", "popcount", "ctz", "borrow", "CACHE_DIR", "SOURCE_HASH", "types"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -68,23 +76,87 @@ def _writable(path: Path) -> bool:
         return False
 
 
-def _choose_cache_dir() -> Path:
+def cache_dir_candidates(package_dir: Path = PACKAGE_DIR, source_hash: str = SOURCE_HASH,
+                         environ=None) -> list[Path]:
+    """The cache locations in order of preference (see the module docstring)."""
+    environ = os.environ if environ is None else environ
     candidates = []
-    env = os.environ.get("UCI_CHECKERS_CACHE_DIR")
+    env = environ.get("UCI_CHECKERS_CACHE_DIR")
     if env:
-        candidates.append(Path(env) / SOURCE_HASH)
-    candidates.append(PACKAGE_DIR / "__pycache__" / f"numba-{SOURCE_HASH}")
-    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    candidates.append(Path(xdg) / "uci_checkers" / f"numba-{SOURCE_HASH}")
+        candidates.append(Path(env) / source_hash)
+    candidates.append(package_dir / "__pycache__" / f"numba-{source_hash}")
+    xdg = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    candidates.append(Path(xdg) / "uci_checkers" / f"numba-{source_hash}")
     uid = os.getuid() if hasattr(os, "getuid") else 0
-    candidates.append(Path(tempfile.gettempdir()) / f"uci_checkers-{uid}" / f"numba-{SOURCE_HASH}")
+    candidates.append(Path(tempfile.gettempdir()) / f"uci_checkers-{uid}" / f"numba-{source_hash}")
+    return candidates
+
+
+def _choose_cache_dir(package_dir: Path = PACKAGE_DIR, source_hash: str = SOURCE_HASH, environ=None) -> Path:
+    """The first candidate that exists or can be created, and accepts a new file."""
+    candidates = cache_dir_candidates(package_dir, source_hash, environ)
     for candidate in candidates:
         if _writable(candidate):
             return candidate
     return candidates[-1]
 
 
+# Every source edit makes a new cache directory beside the old ones; prune the old
+# ones.  A directory's mtime is its last use (it is touched at every import and
+# changes whenever numba writes into it).  Keep the newest few whatever their age,
+# never touch one used within the last hour (a process of an older version may
+# still be running and may compile into it), and drop any unused for a week.
+PRUNE_KEEP_NEWEST = 6
+PRUNE_MIN_AGE = 3600.0
+PRUNE_MAX_AGE = 7 * 86400.0
+_HASH_NAME = re.compile(r"^(numba-)?[0-9a-f]{16}$")
+
+
+def prune_stale_caches(chosen: Path, keep_newest: int = PRUNE_KEEP_NEWEST, min_age: float = PRUNE_MIN_AGE,
+                       max_age: float = PRUNE_MAX_AGE, now: Optional[float] = None) -> list[Path]:
+    """Delete stale sibling cache directories of ``chosen`` (same naming scheme only); return those deleted.
+
+    Only directories named like ``chosen`` (``numba-<16 hex>`` or, under
+    ``$UCI_CHECKERS_CACHE_DIR``, ``<16 hex>``) are considered, so nothing else in a
+    shared cache folder is ever touched.  Errors are ignored: pruning is a courtesy.
+    """
+    now = time.time() if now is None else now
+    prefix = "numba-" if chosen.name.startswith("numba-") else ""
+    aged = []
+    try:
+        for entry in os.scandir(chosen.parent):
+            name = entry.name
+            if name == chosen.name or not _HASH_NAME.match(name) or not name.startswith(prefix):
+                continue
+            if prefix == "" and name.startswith("numba-"):
+                continue
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            aged.append((entry.stat(follow_symlinks=False).st_mtime, Path(entry.path)))
+    except OSError:
+        return []
+    aged.sort(reverse=True)  # newest first
+    deleted = []
+    for rank, (mtime, path) in enumerate(aged):
+        age = now - mtime
+        if age > max_age or (rank >= keep_newest - 1 and age > min_age):  # keep_newest counts ``chosen``
+            shutil.rmtree(path, ignore_errors=True)
+            if not path.exists():
+                deleted.append(path)
+    return deleted
+
+
+def _mark_used(path: Path) -> None:
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
 CACHE_DIR = _choose_cache_dir()
+_mark_used(CACHE_DIR)
+if os.environ.get("UCI_CHECKERS_CACHE_PRUNE", "1") != "0":
+    prune_stale_caches(CACHE_DIR)
 
 
 class _PackageCacheLocator(caching._CacheLocator):

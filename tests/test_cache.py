@@ -1,0 +1,279 @@
+"""The compile cache: edits anywhere in the package are noticed, read-only installs work, stale dirs are pruned.
+
+numba keys a cached function on its own source file only; ``_jit`` keys the cache
+directory on a hash of every package source instead.  These tests run a copy of
+the package in fresh subprocesses and look at what the kernels compute and at
+numba's own cache hit/miss counters.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO_ROOT
+from uci_checkers import _jit
+
+PACKAGE = REPO_ROOT / "uci_checkers"
+
+
+def copy_package(dst: Path) -> Path:
+    """A copy of the package sources (no caches) under ``dst/uci_checkers``, as an install would have."""
+    pkg = dst / "uci_checkers"
+    shutil.copytree(PACKAGE, pkg, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return pkg
+
+
+def clean_env(root: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("UCI_CHECKERS_CACHE_DIR", "XDG_CACHE_HOME", "PYTHONPATH", "NUMBA_CACHE_DIR")}
+    for name in ("xdg", "home", "tmp"):
+        (root / name).mkdir(exist_ok=True)
+    env.update(PYTHONPATH=str(root), XDG_CACHE_HOME=str(root / "xdg"), HOME=str(root / "home"),
+               TMPDIR=str(root / "tmp"), UCI_CHECKERS_CACHE_PRUNE="0")
+    return env
+
+
+def run_json(root: Path, script: str, env: dict[str, str], preexec_fn=None) -> dict:
+    proc = subprocess.run([sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=600, preexec_fn=preexec_fn)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+ZOBRIST_SCRIPT = r"""
+import json
+from uci_checkers import _jit, bitboard as bb, movegen as mg
+from uci_checkers.position import Position
+p = Position.start()
+h = int(mg.hash_position(p.black, p.white, p.kings, p.turn))
+# The same key from the Python-level table, which is always fresh.
+expected = 0
+for sq in range(1, 13):
+    expected ^= int(bb.ZOBRIST_PIECE[0, bb.SQUARE_TO_BIT[sq - 1]])
+for sq in range(21, 33):
+    expected ^= int(bb.ZOBRIST_PIECE[1, bb.SQUARE_TO_BIT[sq - 1]])
+st = mg.hash_position.stats
+print(json.dumps({"cache_dir": str(_jit.CACHE_DIR), "hash": h, "expected": expected,
+                  "hits": sum(st.cache_hits.values()), "misses": sum(st.cache_misses.values())}))
+"""
+
+
+def test_edit_of_a_constant_in_another_module_is_not_served_stale(tmp_path):
+    """hash_position (movegen.py) freezes the Zobrist table of bitboard.py: editing the seed there must recompile."""
+    pkg = copy_package(tmp_path)
+    env = clean_env(tmp_path)
+    first = run_json(tmp_path, ZOBRIST_SCRIPT, env)
+    assert first["hash"] == first["expected"]
+    assert Path(first["cache_dir"]).parent == pkg / "__pycache__"
+    second = run_json(tmp_path, ZOBRIST_SCRIPT, env)
+    assert second["hash"] == first["hash"]
+    assert second["hits"] >= 1 and second["misses"] == 0, "the warm run must load from the cache"
+    source = (pkg / "bitboard.py").read_text()
+    assert "_splitmix64(0x5EED_C4EC_3E25)" in source
+    (pkg / "bitboard.py").write_text(source.replace("_splitmix64(0x5EED_C4EC_3E25)", "_splitmix64(0x5EED_0000_0001)"))
+    third = run_json(tmp_path, ZOBRIST_SCRIPT, env)
+    assert third["expected"] != first["expected"]
+    assert third["hash"] == third["expected"], "stale machine code: the kernel kept the old Zobrist table"
+    assert third["misses"] >= 1 and third["cache_dir"] != first["cache_dir"]
+
+
+PROBE_OUTER = '''
+from ._jit import kernel
+from .probe_inner import inner
+
+
+@kernel
+def outer(x):
+    return inner(x) + 1
+'''
+PROBE_INNER = '''
+from ._jit import kernel
+
+
+@kernel
+def inner(x):
+    return x * {factor}
+'''
+PROBE_SCRIPT = r"""
+import json
+from uci_checkers.probe_outer import outer
+st = outer.stats
+print(json.dumps({"value": int(outer(10)), "hits": sum(st.cache_hits.values()),
+                  "misses": sum(st.cache_misses.values())}))
+"""
+
+
+def test_edit_of_a_callee_in_another_file_is_not_served_stale(tmp_path):
+    """A kernel calling a kernel of another file.
+
+    With plain ``njit(cache=True)`` this very sequence prints 21 after the edit (checked with numba 0.68):
+    the caller's cache entry is keyed on its own file only and keeps the old inlined callee.
+    """
+    pkg = tmp_path / "uci_checkers"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    shutil.copy2(PACKAGE / "_jit.py", pkg / "_jit.py")
+    (pkg / "probe_outer.py").write_text(PROBE_OUTER)
+    (pkg / "probe_inner.py").write_text(PROBE_INNER.format(factor=2))
+    env = clean_env(tmp_path)
+    assert run_json(tmp_path, PROBE_SCRIPT, env)["value"] == 21
+    warm = run_json(tmp_path, PROBE_SCRIPT, env)
+    assert warm["value"] == 21 and warm["hits"] == 1 and warm["misses"] == 0
+    (pkg / "probe_inner.py").write_text(PROBE_INNER.format(factor=3))
+    edited = run_json(tmp_path, PROBE_SCRIPT, env)
+    assert edited["value"] == 31, "stale machine code: outer() still uses the old inner()"
+    assert edited["misses"] == 1
+
+
+READ_ONLY_SCRIPT = r"""
+import json, os, tempfile
+from uci_checkers import _jit, movegen as mg
+from uci_checkers.perft import perft
+from uci_checkers.position import Position
+try:
+    tempfile.TemporaryFile(dir=_jit.PACKAGE_DIR).close()
+    package_writable = True
+except OSError:
+    package_writable = False
+n = perft(Position.start(), 6)
+st = mg.perft_kernel.stats
+print(json.dumps({"cache_dir": str(_jit.CACHE_DIR), "perft": n, "package_writable": package_writable,
+                  "source_hash": _jit.SOURCE_HASH,
+                  "hits": sum(st.cache_hits.values()), "misses": sum(st.cache_misses.values())}))
+"""
+
+
+def _drop_root_file_powers() -> None:
+    """preexec_fn: remove CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH from the bounding set.
+
+    Root then obeys permission bits like anyone else (after exec its capabilities
+    are limited by the bounding set), so a chmod a-w folder is really read-only.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (1, 2):
+        if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
+
+
+def _make_read_only(path: Path) -> None:
+    for p in [path, *path.rglob("*")]:
+        p.chmod(p.stat().st_mode & ~0o222)
+
+
+def _make_writable(path: Path) -> None:
+    for p in [path, *path.rglob("*")]:
+        p.chmod(p.stat().st_mode | 0o200)
+
+
+def test_read_only_package_caches_elsewhere(tmp_path):
+    pkg = copy_package(tmp_path)
+    env = clean_env(tmp_path)
+    preexec = None
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        if not sys.platform.startswith("linux"):
+            pytest.skip("running as root and cannot drop the power to write read-only files on this platform")
+        preexec = _drop_root_file_powers
+    _make_read_only(pkg)
+    try:
+        try:
+            first = run_json(tmp_path, READ_ONLY_SCRIPT, env, preexec_fn=preexec)
+        except (OSError, subprocess.SubprocessError) as exc:  # e.g. no CAP_SETPCAP in this container
+            pytest.skip(f"cannot run a subprocess without write access as this user: {exc}")
+        if first["package_writable"]:
+            pytest.skip("the package copy stayed writable (privileges could not be dropped); "
+                        "test_cache_dir_chooser_falls_back covers the chooser")
+        assert first["perft"] == 36768
+        xdg_dir = Path(first["cache_dir"])
+        assert xdg_dir.parent == tmp_path / "xdg" / "uci_checkers", first
+        assert xdg_dir.name == f"numba-{first['source_hash']}"
+        assert any(xdg_dir.glob("movegen.perft_kernel-*.nbi")), "nothing was cached in the XDG directory"
+        assert not (pkg / "__pycache__").exists() or not any((pkg / "__pycache__").glob("numba-*"))
+        second = run_json(tmp_path, READ_ONLY_SCRIPT, env, preexec_fn=preexec)
+        assert second["cache_dir"] == first["cache_dir"] and second["perft"] == 36768
+        assert second["hits"] >= 1 and second["misses"] == 0, "the read-only install must reuse its cache"
+    finally:
+        _make_writable(pkg)
+
+
+def test_cache_dir_chooser_falls_back(tmp_path):
+    """Direct test of the chooser (independent of the user running the tests)."""
+    h = "0123456789abcdef"
+    env = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    cands = _jit.cache_dir_candidates(tmp_path / "pkg", h, {**env, "UCI_CHECKERS_CACHE_DIR": str(tmp_path / "own")})
+    assert cands[:3] == [tmp_path / "own" / h, tmp_path / "pkg" / "__pycache__" / f"numba-{h}",
+                         tmp_path / "xdg" / "uci_checkers" / f"numba-{h}"]
+    assert cands[3].name == f"numba-{h}"
+    # A writable package folder is used first.
+    (tmp_path / "pkg").mkdir()
+    assert _jit._choose_cache_dir(tmp_path / "pkg", h, env) == tmp_path / "pkg" / "__pycache__" / f"numba-{h}"
+    # A package "folder" that cannot hold a __pycache__ (here: a file) falls back to XDG.
+    blocker = tmp_path / "blocked"
+    blocker.write_text("not a directory")
+    assert _jit._choose_cache_dir(blocker, h, env) == tmp_path / "xdg" / "uci_checkers" / f"numba-{h}"
+    # ... and when XDG is blocked too, to the temporary directory.
+    (tmp_path / "xdgfile").write_text("")
+    chosen = _jit._choose_cache_dir(blocker, h, {"XDG_CACHE_HOME": str(tmp_path / "xdgfile")})
+    assert chosen == cands[3]
+
+
+def test_cache_dir_is_named_after_the_source_hash():
+    assert len(_jit.SOURCE_HASH) == 16 and int(_jit.SOURCE_HASH, 16) >= 0
+    assert _jit.SOURCE_HASH in _jit.CACHE_DIR.name
+
+
+def test_prune_stale_caches(tmp_path):
+    now = time.time()
+    parent = tmp_path / "__pycache__"
+    parent.mkdir()
+    chosen = parent / "numba-ffffffffffffffff"
+    chosen.mkdir()
+    ages = {  # hours since last use
+        "numba-0000000000000001": 0.1, "numba-0000000000000002": 0.2, "numba-0000000000000003": 0.5,
+        "numba-0000000000000004": 0.9, "numba-0000000000000005": 0.95, "numba-0000000000000006": 0.99,
+        "numba-0000000000000007": 2, "numba-0000000000000008": 3, "numba-0000000000000009": 200,
+    }
+    for name, hours in ages.items():
+        d = parent / name
+        d.mkdir()
+        (d / "movegen.x-1.py311.nbi").write_text("x")
+        os.utime(d, (now - hours * 3600, now - hours * 3600))
+    others = [parent / "numba-notahash", parent / "something-else"]
+    for d in others:
+        d.mkdir()
+        os.utime(d, (now - 1000 * 3600,) * 2)
+    (parent / "numba-000000000000000a").write_text("a file, not a cache dir")
+    deleted = _jit.prune_stale_caches(chosen, keep_newest=3, min_age=3600, max_age=7 * 86400, now=now)
+    names = sorted(p.name for p in deleted)
+    # Younger than an hour: kept even beyond the newest 3; older than an hour and not among the newest: deleted.
+    assert names == ["numba-0000000000000007", "numba-0000000000000008", "numba-0000000000000009"]
+    assert chosen.exists() and all(d.exists() for d in others)
+    assert (parent / "numba-000000000000000a").is_file()
+    # With plenty to keep, only the week-old one goes.
+    for name in ("numba-0000000000000007", "numba-0000000000000009"):
+        d = parent / name
+        d.mkdir()
+        os.utime(d, (now - ages[name] * 3600,) * 2)
+    deleted = _jit.prune_stale_caches(chosen, keep_newest=20, now=now)
+    assert [p.name for p in deleted] == ["numba-0000000000000009"]
+
+
+def test_prune_under_explicit_cache_dir_only_touches_hash_named_dirs(tmp_path):
+    now = time.time()
+    chosen = tmp_path / "ffffffffffffffff"
+    chosen.mkdir()
+    old = tmp_path / "0000000000000001"
+    keep = tmp_path / "numba-0000000000000002"
+    user = tmp_path / "my-data"
+    for d in (old, keep, user):
+        d.mkdir()
+        os.utime(d, (now - 30 * 86400,) * 2)
+    assert _jit.prune_stale_caches(chosen, now=now) == [old]
+    assert keep.exists() and user.exists()
