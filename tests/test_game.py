@@ -200,3 +200,15 @@ def test_from_moves_and_history_keys():
         game2.push_text(text)
     k = game2.history_keys()
     assert k[0] == k[4] and k[1] != k[3]
+
+
+@pytest.mark.parametrize("module_name", ["uci_checkers.position", "uci_checkers.perft", "uci_checkers.notation",
+                                         "uci_checkers.bitboard"])
+def test_doctests(module_name):
+    import doctest
+    import importlib
+    module = importlib.import_module(module_name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+    if module_name in ("uci_checkers.position", "uci_checkers.perft"):
+        assert result.attempted > 0  # the examples in the docstrings really ran
