@@ -299,8 +299,10 @@ class TimeManager:
         before = (ends[-2] - ends[-3]) if len(ends) > 2 else (ends[-2] if len(ends) > 1 else 0.0)
         ratio = min(4.0, max(1.5, last / before)) if before > 0.5 else 2.0
         predicted = last * ratio
-        # the next iteration could not finish before the hard limit, or would overshoot the target a lot
-        return now + predicted > self.maximum_ms or now + predicted > 2.0 * target
+        # the next iteration could not finish before the hard limit, or would overshoot the target
+        if now + predicted > self.maximum_ms:
+            return True
+        return now > 0.5 * target and now + predicted > 1.5 * target
 
 
 # --------------------------------------------------------------------------------------------------
@@ -522,6 +524,7 @@ class Engine:
         a ``NotationError`` for a bad ``searchmoves`` entry (nothing is started then).
         """
         start_time = params.start_time if params.start_time is not None else time.monotonic()
+        self.start_warmup()
         game = self._snapshot_game()
         pos = game.position
         searchmoves = [pos.parse_move(text) for text in params.searchmoves] if params.searchmoves else None
@@ -564,10 +567,20 @@ class Engine:
                 total = 1
             else:
                 for move in position.legal_moves():
+                    # two levels in Python so that stop is noticed between sub-trees
+                    child = position.play(move)
+                    if depth == 1:
+                        count = 1
+                    else:
+                        count = 0
+                        for reply in child.legal_moves():
+                            if job.stop_requested:
+                                on_done(None)
+                                return
+                            count += perft(child.play(reply), depth - 2)
                     if job.stop_requested:
                         on_done(None)
                         return
-                    count = perft(position.play(move), depth - 1)
                     total += count
                     on_move(move, count)
             on_done(total)
@@ -578,6 +591,7 @@ class Engine:
                  on_error: Optional[Callable[[BaseException], None]] = None) -> None:
         """Run ``task(job)`` in the worker after the warm-up (perft, bench); busy rules as ``go``."""
         job = _Job(kind)
+        self.start_warmup()
 
         def body() -> None:
             try:
@@ -604,13 +618,13 @@ class Engine:
         job = self._job
         if job is None or job.finished:
             return
-        job.stop_requested = True
-        flag = self._stop_flag
-        if flag is not None:
-            flag[0] = 1
-        job.released.set()
-        with job.deadline_cv:
+        with job.deadline_cv:  # the worker resets the flag under this lock before searching
+            job.stop_requested = True
+            flag = self._stop_flag
+            if flag is not None:
+                flag[0] = 1
             job.deadline_cv.notify_all()
+        job.released.set()
 
     def ponderhit(self) -> bool:
         """The ponder search becomes a normal timed search from now; False if not pondering."""
