@@ -12,10 +12,10 @@ engine processes, reused from game to game and restarted after a failure).
 *Ray*: every game is an independent remote task that starts its two engines,
 plays, closes them and returns the :class:`GameRecord`; at most ``concurrency``
 tasks are in flight and ``ray.wait`` streams them back as they finish, each
-result object is consumed exactly once.  The arena package itself is shipped
-to the workers (``runtime_env`` ``py_modules``) so the default engine and the
-referee run the same code as the driver; other engines' commands must exist on
-the worker machines.
+result object is consumed exactly once.  When the backend connects to Ray
+itself it ships this package to the workers (``runtime_env`` ``py_modules``,
+see :func:`ray_runtime_env`) so the default engine and the referee run the same
+code as the driver; other engines' commands must exist on the worker machines.
 """
 from __future__ import annotations
 
@@ -109,6 +109,16 @@ def _package_dir() -> str:
     return str(Path(__file__).resolve().parent.parent)
 
 
+def ray_runtime_env() -> dict:
+    """``runtime_env`` that ships this package to Ray workers (give it to ``ray.init``).
+
+    Ray uploads local directories only at job level, so a program that calls
+    ``ray.init`` itself should pass this; :class:`RayBackend` does when it connects.
+    """
+    return {"py_modules": [_package_dir()],
+            "excludes": ["__pycache__", "*.pyc", "*.nbi", "*.nbc"]}
+
+
 def _ray_play(job: GameJob, settings: Settings) -> GameRecord:
     """The remote task: one game with its own two engine processes."""
     pool = EnginePool(settings)
@@ -137,11 +147,6 @@ class RayBackend:
         self.ship_package = ship_package
         self.log = log
 
-    def _runtime_env(self) -> dict:
-        if not self.ship_package:
-            return {}
-        return {"py_modules": [_package_dir()],
-                "excludes": ["__pycache__", "*.pyc", "*.nbi", "*.nbc"]}
 
     def run(self, jobs: list[GameJob], on_result: OnResult) -> None:
         import ray
@@ -149,16 +154,14 @@ class RayBackend:
         if not ray.is_initialized():
             try:
                 ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
-                         configure_logging=False)
+                         configure_logging=False,
+                         runtime_env=ray_runtime_env() if self.ship_package else None)
             except Exception as exc:
                 raise BackendError(f"cannot connect to Ray at {self.address or 'a new local instance'}: "
                                    f"{exc}") from exc
             started_here = True
         try:
             remote = ray.remote(num_cpus=1, max_retries=0)(_ray_play)
-            env = self._runtime_env()
-            if env:
-                remote = remote.options(runtime_env=env)
             limit = self.concurrency or max(1, int(ray.cluster_resources().get("CPU", 1)))
             pending = list(reversed(jobs))
             in_flight: dict = {}
