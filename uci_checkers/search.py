@@ -85,6 +85,13 @@ C_NOPROG = W_CTL + 5      # no-progress limit in plies (0 = off)
 C_ROOTIDX = W_CTL + 6     # index in the key stack of the root position
 C_MAXEXT = W_CTL + 7      # ply beyond which forced-move extensions stop
 
+# pruning parameters (measured: see the report in the search issue)
+RFP_DEPTH = 3           # reverse futility pruning up to this depth (0 = off)
+RFP_MARGIN = 50         # centi-men per ply of depth
+LMR_MIN_I = 3           # first move index (0-based) that may be reduced
+LMR_I2 = 6              # from this index ...
+LMR_D2 = 5              # ... and this depth, reduce by 2
+
 _SQ = SQUARES
 _BCROWN = BLACK_CROWN
 _WCROWN = WHITE_CROWN
@@ -245,6 +252,12 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, stop
         return evaluate(black, white, kings, stm)
 
     pv_node = beta - alpha > 1
+    # reverse futility: a quiet position far above beta at low depth is a cut-off
+    if (RFP_DEPTH > 0 and not pv_node and not capt and depth <= RFP_DEPTH
+            and beta < MATE_BOUND and beta > -MATE_BOUND):
+        se = evaluate(black, white, kings, stm)
+        if se - RFP_MARGIN * depth >= beta:
+            return se
     found, tmove, tscore, tdepth, tbound = ttm.probe(tt, key)
     if found != 0:
         if tscore > MATE_BOUND:
@@ -326,10 +339,10 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, stop
             s = -_ab(b2, w2, k2b, other, key2, new_depth, -beta, -alpha, ply + 1, qp2, ws, tt, stop)
         else:
             r = 0
-            if (not capt and new_depth >= 2 and i >= 3 and (mv & _PROMO) == 0
+            if (not capt and new_depth >= 2 and i >= LMR_MIN_I and (mv & _PROMO) == 0
                     and mv != k1 and mv != k2):
                 r = 1
-                if i >= 6 and new_depth >= 5:
+                if i >= LMR_I2 and new_depth >= LMR_D2:
                     r = 2
             s = -_ab(b2, w2, k2b, other, key2, new_depth - r, -alpha - 1, -alpha, ply + 1, qp2, ws, tt, stop)
             if r > 0 and s > alpha and ws[C_STOP] == 0:
@@ -538,7 +551,7 @@ class Searcher:
         ws[C_STOP] = 0
         ws[C_SELDEPTH] = 0
         ws[C_GEN] = self.gen
-        ws[C_NODELIM] = limits.nodes if limits.nodes else (1 << 62)
+        ws[C_NODELIM] = 1 << 62
         nprog = game.no_progress_plies if limits.no_progress_plies is None else limits.no_progress_plies
         ws[C_NOPROG] = max(0, int(nprog))
         # repetition keys: the game's positions since the last irreversible move, root last
@@ -576,8 +589,12 @@ class Searcher:
         def elapsed_ms() -> int:
             return max(0, int((time.perf_counter() - t0) * 1000))
 
+        nostop = np.zeros(1, dtype=np.int64)
+        node_limit = int(limits.nodes) if limits.nodes else (1 << 62)
+        flag = nostop   # depth 1 always completes (a few hundred nodes): the stop then has a real move
+
         def stopped() -> bool:
-            return bool(ws[C_STOP] or stop_flag[0])
+            return bool(ws[C_STOP] or flag[0])
 
         def report(depth: int, k: int, idx: int, score: int, pv_words: list[int], bound: Optional[str]) -> None:
             ms = elapsed_ms()
@@ -596,11 +613,11 @@ class Searcher:
                     last_currmove[0] = now
                     on_currmove(m, number)
             if full_first:
-                s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, stop_flag))
+                s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, flag))
             else:
-                s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, ws, tt, stop_flag))
+                s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, ws, tt, flag))
                 if alpha < s < beta and not stopped():
-                    s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, stop_flag))
+                    s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, flag))
             return s
 
         def row1() -> list[int]:
@@ -608,6 +625,11 @@ class Searcher:
             return [int(x) for x in ws[W_PV + MAX_PLY + 1:W_PV + MAX_PLY + end]]
 
         for depth in range(1, max_depth + 1):
+            if depth == 2:
+                flag = stop_flag
+                ws[C_NODELIM] = node_limit
+                if stop_flag[0] or ws[C_NODES] >= node_limit:
+                    break
             ws[C_MAXEXT] = min(MAX_PLY - 4, 2 * depth + 8)
             done_lines: list[int] = []
             aborted = False
