@@ -329,3 +329,37 @@ def test_real_engine_match_at_depth_2(tmp_path):
     games = replay_and_check(out)
     assert len(games) == 2
     assert {g.tag("Black") for g in games} == {"uci_checkers", "uci_checkers#2"}
+
+
+def test_interrupted_match_exits_cleanly_and_resumes(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import time
+
+    out = tmp_path / "int.pdn"
+    cmd = f"{sys.executable} {MOVER}"
+    args = [sys.executable, "-m", "uci_checkers", "match", "--engine", "name=p",
+            f"cmd={cmd} --fault slow --slow-ms 10", "--engine", "name=q", f"cmd={cmd} --seed 3",
+            "--depth", "1", "--games", "12", "--pdn-out", str(out), "--no-progress",
+            "--max-plies", "40"]
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if out.exists() and out.read_text().count("[Round ") >= 2:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "--resume" in err
+    played = len(pdn.read_file(out, strict=False))
+    assert 2 <= played < 12
+    done = subprocess.run(args + ["--resume", "--json", str(tmp_path / "s.json")], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    games = replay_and_check(out, max_plies=40)
+    assert sorted(int(g.tag("Round")) for g in games) == list(range(1, 13))
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["games_resumed"] >= 2 and summary["pairs"][0]["games"] == 12

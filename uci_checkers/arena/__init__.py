@@ -203,6 +203,25 @@ def engines_from_args(args: argparse.Namespace) -> list[EngineConfig]:
     return configs
 
 
+def _terminate_as_interrupt():
+    """SIGTERM (a batch system or ``kill``) stops the match as Ctrl-C does: cleanly, resumable.
+
+    Returns the previous handler (to restore), or ``None`` when none was installed.
+    """
+    import signal
+    import threading
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    try:
+        return signal.signal(signal.SIGTERM, handler)
+    except (ValueError, OSError):
+        return None
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of ``uci-checkers match``; returns the exit status."""
     parser = build_parser()
@@ -247,6 +266,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"arena: {len(match.jobs)} games to play ({match.resumed} resumed), "
               f"{args.concurrency} at a time, backend {args.backend}", file=sys.stderr)
     status = 0
+    previous = _terminate_as_interrupt()
     try:
         backend = make_backend(args.backend, settings, args.concurrency, args.address, log)
         result = match.run(backend)
@@ -257,6 +277,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               "(continue with --resume)", file=sys.stderr)
         status = 130
         result = None
+    finally:
+        if previous is not None:
+            import signal
+            signal.signal(signal.SIGTERM, previous)
     print(match.table())
     extra = {"interrupted": status == 130,
              "stopped_by_sprt": bool(result and result.stopped_early)}

@@ -175,7 +175,8 @@ class EngineProcess:
             self.proc = subprocess.Popen(
                 cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 cwd=self.config.cwd or None, text=True, encoding="utf-8", errors="replace",
-                bufsize=1, env=_engine_env(self.config.command is None))
+                bufsize=1, env=_engine_env(self.config.command is None),
+                start_new_session=True)   # Ctrl-C reaches the arena, which stops engines itself
         except OSError as exc:
             raise EngineCrashed(f"cannot start {cmd[0]!r}: {exc}") from exc
         self.lines = queue.Queue()
