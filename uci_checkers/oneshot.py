@@ -1,0 +1,142 @@
+"""``uci-checkers go``: search one position and print the best move and its line, for shell scripts.
+
+::
+
+    $ uci-checkers go --fen "B:W18,24,27,28,K10,K15:B12,16,20,K22,K25,K29" --movetime 1000
+    15x24x31... (the best move, alone on the first line)
+    pv 15x24x31 ...
+    score cp 35 depth 12 seldepth 20 nodes 123456 time 998
+
+The first line is the move alone (``(none)`` when the side to move has no legal
+move: it has lost), so ``uci-checkers go --fen "$FEN" --depth 8 | head -n 1``
+gives a move.  ``--moves "11-15 23-19"`` plays moves from the FEN first (the
+engine then knows the history for repetitions); ``--multipv K`` prints K lines
+``pv<k> ...`` / ``score<k> ...``; ``--json`` prints one JSON object instead;
+``--verbose`` shows the engine's progress on stderr.  The search runs in this
+process through the engine facade (no subprocess).  Exit status: 0, or 2 for
+bad arguments (an unreadable FEN, an illegal move).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from typing import Any, Optional
+
+__all__ = ["main", "search_position"]
+
+
+def search_position(fen: Optional[str] = None, moves: Optional[list[str]] = None, movetime: Optional[int] = None,
+                    depth: Optional[int] = None, multipv: int = 1, options: Optional[dict[str, str]] = None,
+                    on_info: Any = None, timeout: Optional[float] = None) -> tuple[Any, dict[int, Any], Any]:
+    """Search a position in-process: ``(result, {multipv: last SearchInfo}, game)``.
+
+    ``movetime`` in ms; with neither ``movetime`` nor ``depth`` one second is used.
+    Raises ``NotationError`` subclasses for a bad FEN or an illegal move.
+    """
+    from .engine import Engine, GoParams
+    from .position import Position
+
+    start = Position.from_fen(fen) if fen else Position.start()
+    engine = Engine()
+    engine.start_warmup()
+    for name, value in (options or {}).items():
+        engine.set_option(name, value)
+    if multipv > 1:
+        engine.set_option("MultiPV", str(multipv))
+    engine.set_position(start, list(moves or []))
+    if movetime is None and depth is None:
+        movetime = 1000
+    engine.ensure_ready()
+    infos: dict[int, Any] = {}
+    done = threading.Event()
+    box: list[Any] = []
+
+    def info_cb(info: Any) -> None:
+        infos[getattr(info, "multipv", 1)] = info
+        if on_info is not None:
+            on_info(info)
+
+    def done_cb(result: Any) -> None:
+        box.append(result)
+        done.set()
+
+    engine.go(GoParams(movetime=movetime, depth=depth), info_cb, done_cb)
+    if not done.wait(timeout):
+        engine.stop()
+        done.wait(5.0)
+    engine.quit()
+    return (box[0] if box else None), infos, engine.game
+
+
+def _score_words(info: Any) -> list[str]:
+    if info.mate is not None:
+        return ["mate", str(info.mate)]
+    return ["cp", str(int(info.score))]
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    p = argparse.ArgumentParser(prog="uci-checkers go", description="Search one position; print the best move "
+                                "(first line), its line and score.")
+    p.add_argument("--fen", default=None, help="position (PDN FEN); default: the start position")
+    p.add_argument("--moves", default="", help='moves played from the FEN first, e.g. "11-15 23-19"')
+    lim = p.add_mutually_exclusive_group()
+    lim.add_argument("--movetime", type=int, metavar="MS", help="search time in ms (default 1000)")
+    lim.add_argument("--depth", type=int, metavar="N", help="search depth in plies")
+    p.add_argument("--multipv", type=int, default=1, metavar="K", help="report the K best lines")
+    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="engine option, repeatable")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--verbose", action="store_true", help="engine progress on stderr")
+    args = p.parse_args(argv)
+    if (args.movetime is not None and args.movetime < 1) or (args.depth is not None and args.depth < 1) \
+            or args.multipv < 1:
+        print("uci-checkers go: --movetime, --depth and --multipv must be positive", file=sys.stderr)
+        return 2
+    options = {}
+    for item in args.option:
+        if "=" not in item:
+            print(f"uci-checkers go: --option needs NAME=VALUE, not {item!r}", file=sys.stderr)
+            return 2
+        k, v = item.split("=", 1)
+        options[k.strip()] = v.strip()
+
+    def verbose(info: Any) -> None:
+        from .protocol import format_info
+
+        print(format_info(info), file=sys.stderr, flush=True)
+
+    try:
+        result, infos, game = search_position(args.fen, args.moves.split(), args.movetime, args.depth,
+                                              args.multipv, options, verbose if args.verbose else None)
+    except ValueError as exc:     # NotationError, OptionError
+        print(f"uci-checkers go: {exc}", file=sys.stderr)
+        return 2
+    if result is None:
+        print("uci-checkers go: the search did not finish", file=sys.stderr)
+        return 1
+    best = result.best
+    status = game.status()
+    if args.json:
+        lines = []
+        for k in sorted(infos):
+            info = infos[k]
+            lines.append({"multipv": k, "depth": info.depth, "seldepth": info.seldepth,
+                          "score_cp": None if info.mate is not None else int(info.score), "mate": info.mate,
+                          "nodes": info.nodes, "time_ms": info.time_ms, "pv": [m.text() for m in info.pv]})
+        print(json.dumps({"fen": game.position.fen(), "bestmove": best.text() if best else None,
+                          "ponder": result.ponder.text() if result.ponder else None,
+                          "status": status.value, "lines": lines}))
+        return 0
+    print(best.text() if best is not None else "(none)")
+    if best is None:
+        print(f"result {status.value}")
+        return 0
+    for k in sorted(infos):
+        info = infos[k]
+        suffix = "" if args.multipv == 1 else str(k)
+        print(f"pv{suffix} " + " ".join(m.text() for m in info.pv))
+        print(f"score{suffix} " + " ".join(_score_words(info) + [
+            "depth", str(info.depth), "seldepth", str(info.seldepth), "nodes", str(info.nodes),
+            "time", str(info.time_ms)]))
+    return 0
