@@ -367,7 +367,7 @@ def test_go_searchmoves_restricts_the_root(s):
     assert s.bestmove().split()[1] in ("12-16", "9-13")
     s.idle()
     s.new()
-    assert s.send("go searchmoves 11-15") == []
+    assert s.send("go searchmoves 11-15 depth 3") == []
     assert s.bestmove().split()[1] == "11-15"
 
 
@@ -644,3 +644,35 @@ def test_time_manager_soft_limit_and_ponderhit():
     unstable._instability = 2.0
     assert stable.iteration_done(8, False, 0) is True
     assert unstable.iteration_done(8, True, 0) is False
+
+
+def test_single_legal_move_without_a_clock_is_analysed_to_the_depth_asked(s):
+    s.send("position fen W:W22:B17,K1")
+    s.send("go depth 3")
+    assert s.bestmove().split()[1] == "22x13"
+    assert any(line.startswith("info depth 3 ") for line in s.new())
+
+
+def test_go_before_the_kernels_are_ready_counts_the_wait_on_the_clock():
+    eng = Engine()
+    gate = threading.Event()
+    real_warm = eng._warm
+
+    def slow_warm() -> None:
+        gate.wait(10)
+        real_warm()
+
+    eng._warm = slow_warm                  # the warm-up thread runs this instead
+    sess = Session(engine=eng)
+    sess.send("position startpos")
+    sess.send("go wtime 400 btime 400")    # maximum about 70 ms, long gone when the kernels are ready
+    time.sleep(0.5)
+    assert not any(line.startswith("bestmove") for line in sess.new())
+    assert not eng.ready
+    gate.set()
+    t0 = time.monotonic()
+    best = sess.bestmove()
+    assert time.monotonic() - t0 < 5.0
+    assert best.split()[1] in START_MOVES
+    assert errors(sess.new()) == []
+    sess.close()

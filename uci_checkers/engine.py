@@ -257,6 +257,14 @@ class TimeManager:
                 self.optimum_ms = 0.0
                 self.maximum_ms = min(maximum, 100.0)
 
+    @staticmethod
+    def _proven_result(depth: int, score: int) -> bool:
+        try:
+            from .search import MATE, MATE_BOUND
+        except ImportError:  # pragma: no cover
+            return False
+        return abs(score) > MATE_BOUND and depth >= MATE - abs(score) + 2
+
     # --- queries -----------------------------------------------------------------------------
     @property
     def limited(self) -> bool:
@@ -290,6 +298,8 @@ class TimeManager:
             return True
         if self.fixed_time:
             return False  # movetime: search the time asked for; the deadline stops it
+        if self._proven_result(depth, score):
+            return True   # a forced win or loss is proven: more time changes nothing
         factor = (1.0 + 0.8 * self._instability) * (1.3 if score_drop else 1.0)
         target = min(self.optimum_ms * factor, self.maximum_ms)
         if now >= target:
@@ -734,7 +744,10 @@ class Engine:
                 kwargs: dict[str, Any] = {}
                 if on_currmove is not None and self._search_accepts("on_currmove"):
                     kwargs["on_currmove"] = _throttled_currmove(on_currmove, tm)
-                result = self._searcher.search(game, limits, on_info, flag, tm, **kwargs)
+                # no time control for depth/nodes/mate/infinite searches: the search then treats a single
+                # legal move or a found mate as it does in analysis (searches on to its limit)
+                control = tm if (tm.limited or tm.pondering) else None
+                result = self._searcher.search(game, limits, on_info, flag, control, **kwargs)
                 if result is None or result.best is None or result.best.squares not in {m.squares for m in legal}:
                     raise RuntimeError(f"search returned no legal move ({getattr(result, 'best', None)})")
         except BaseException as exc:  # never leave the host without a bestmove
