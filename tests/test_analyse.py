@@ -106,3 +106,20 @@ def test_analyse_command_errors(tmp_path, capsys):
     assert main([str(empty), "--depth", "1"]) == 1
     assert main([str(empty), "--depth", "0"]) == 2
     assert main([str(empty), "--option", "Hash"]) == 2
+
+
+@pytest.mark.skipif(not __import__("os").environ.get("UCI_CHECKERS_RAY_TESTS"),
+                    reason="starts a local Ray instance (~20 s): set UCI_CHECKERS_RAY_TESTS=1")
+def test_analyse_ray_backend(tmp_path, capsys):
+    pytest.importorskip("ray")
+    src = tmp_path / "short.pdn"
+    src.write_text(SHORT)
+    out = tmp_path / "annotated.pdn"
+    try:
+        assert main([str(src), "--depth", "3", "--backend", "ray", "--out", str(out), "--quiet"]) == 0
+    finally:
+        import ray
+        ray.shutdown()
+    doc = read_pdn_file(out)
+    assert not doc.errors and len(doc.games) == 2
+    assert all(EVAL.match(doc.games[0].comments[p][0]) for p in range(1, 6))

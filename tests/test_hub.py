@@ -6,6 +6,7 @@ import os
 import random
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -269,6 +270,18 @@ def test_pydraughts_plays_complete_games(tmp_path):
         board = draughts.Board(variant="english", fen="W:W17,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,6,7,8,9,10,11,12,13")
         result = engine.play(board, Limit(movetime=0.1), ponder=False)
         board.push(result.move)
+        # a clock (pydraughts subtracts the increment, Hub engines add it back) and pondering
+        result = engine.play(board, Limit(time=3, inc=0.1), ponder=False)
+        board.push(result.move)
+        box = []
+        worker = threading.Thread(target=lambda: box.append(engine.play(board, Limit(movetime=0.2), ponder=True)))
+        worker.start()
+        time.sleep(0.3)
+        assert not box                               # pondering: no answer before ponder-hit
+        engine.ponderhit()
+        worker.join(30)
+        assert box and box[0].move is not None
+        board.push(box[0].move)
     finally:
         engine.quit()
         try:
