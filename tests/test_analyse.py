@@ -123,3 +123,56 @@ def test_analyse_ray_backend(tmp_path, capsys):
     doc = read_pdn_file(out)
     assert not doc.errors and len(doc.games) == 2
     assert all(EVAL.match(doc.games[0].comments[p][0]) for p in range(1, 6))
+
+
+FLAKY = '''
+import os, sys
+sys.path.insert(0, {root!r})
+from uci_checkers.position import Game, Position
+marker = {marker!r}
+game = Game()
+def out(s):
+    sys.stdout.write(s + "\\n"); sys.stdout.flush()
+for line in sys.stdin:
+    w = line.split()
+    if not w:
+        continue
+    if w[0] == "uci":
+        out("id name Flaky"); out("uciok")
+    elif w[0] == "isready":
+        out("readyok")
+    elif w[0] == "position":
+        moves = w[w.index("moves") + 1:] if "moves" in w else []
+        fen = " ".join(w[2:w.index("moves")] if "moves" in w else w[2:])
+        game = Game.from_moves(Position.from_fen(fen), moves)
+    elif w[0] == "go":
+        if not os.path.exists(marker):
+            open(marker, "w").close()
+            sys.exit(1)                       # the first engine dies on its first search
+        legal = game.position.legal_moves()
+        if not legal:
+            out("bestmove (none)")
+        else:
+            out("info depth 1 score cp 0 nodes 1 pv " + legal[0].text())
+            out("bestmove " + legal[0].text())
+    elif w[0] == "quit":
+        break
+'''
+
+
+def test_analyse_replaces_a_dying_engine(tmp_path, capsys):
+    from pathlib import Path
+    root = str(Path(__file__).resolve().parents[1])
+    script = tmp_path / "flaky.py"
+    script.write_text(FLAKY.format(root=root, marker=str(tmp_path / "died")))
+    src = tmp_path / "short.pdn"
+    src.write_text(SHORT)
+    out = tmp_path / "annotated.pdn"
+    import shlex
+    import sys
+    cmd = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
+    assert main([str(src), "--depth", "1", "--engine", cmd, "--out", str(out), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "restarting it" in err and (tmp_path / "died").exists()
+    doc = read_pdn_file(out)
+    assert not doc.errors and len(doc.games) == 2

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence
 
-from .client import Engine, EngineError, Limit, Score
+from .client import Engine, EngineError, EngineTerminatedError, EngineTimeoutError, Limit, Score
 from .pdn import PdnGame, read_pdn_file, write_pdn_file
 from .position import Game, Move, Position
 
@@ -223,13 +223,23 @@ def analyse_games(games: Sequence[PdnGame], settings: AnalysisSettings, jobs: in
 
     def run(task: tuple[int, int]) -> None:
         gi, k = task
-        engine = getattr(local, "engine", None)
-        if engine is None:
-            engine = _open_engine(settings)
-            local.engine = engine
-            with engines_lock:
-                engines.append(engine)
-        results[gi][k] = _evaluate(engine, prefixes[gi][k], limit)
+        for attempt in (1, 2):     # an engine that dies or hangs is replaced once per position
+            engine = getattr(local, "engine", None)
+            if engine is None:
+                engine = _open_engine(settings)
+                local.engine = engine
+                with engines_lock:
+                    engines.append(engine)
+            try:
+                results[gi][k] = _evaluate(engine, prefixes[gi][k], limit)
+                break
+            except (EngineTerminatedError, EngineTimeoutError) as exc:
+                local.engine = None
+                engine.close(timeout=2.0, kill=True)
+                if attempt == 2:
+                    raise
+                print(f"uci-checkers analyse: engine failed on game {games[gi].index + 1} ply {k} ({exc}); "
+                      "restarting it", file=sys.stderr)
         bar.step()
 
     try:

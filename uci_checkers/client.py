@@ -488,7 +488,12 @@ class Engine:
 
     def analyse(self, position: PositionLike, limit: Limit, multipv: Optional[int] = None,
                 timeout: Optional[float] = None) -> Union[Info, list[Info]]:
-        """Search and return the last info (or, with ``multipv``, the list of the best lines, best first)."""
+        """Search and return the last info (or, with ``multipv``, the list of the best lines, best first).
+
+        ``timeout`` (seconds) defaults to the limit's own time plus 15 s, or 600 s when only
+        depth/nodes/mate bound the search; on expiry the search is stopped and
+        :class:`EngineTimeoutError` raised.
+        """
         _, _, infos, _ = self._search(position, limit, multipv, timeout)
         if multipv is None:
             return infos.get(1, Info())
