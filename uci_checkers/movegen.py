@@ -25,6 +25,16 @@ different moves (perft counts both) that lead to the same position.
 
 Buffers: generators write moves at ``moves[start:start+n]`` (and the paths at
 ``paths[start:...]``) and return ``n``; callers size each slot ``MAX_MOVES``.
+
+Perft
+-----
+``perft_kernel`` -> ``_perft_rec`` (recursive, mover's pieces first) down to two
+plies above the leaves, where ``_perft2_side`` makes quiet moves in registers and
+counts each child's replies with ``_count_side`` (bulk counting: popcounts for
+quiet moves, a bit-parallel count of men's single jumps, recursion only for
+chains that go on).  The colour-specific helpers are called with a literal side
+(``0``/``1``): numba compiles one version per literal, so each colour's code has
+no side-to-move branches.
 """
 from __future__ import annotations
 
@@ -331,12 +341,80 @@ def hash_delta(black, white, kings, stm, mv):
 @kernel
 def count_moves(black, white, kings, stm):
     """Number of legal moves: quiet moves counted by popcount, capture chains walked without writing."""
-    us, them, crown = _capture_setup(black, white, kings, stm)
-    empty = _SQ & ~(black | white)
-    men = us & ~kings
+    if stm == 0:
+        return _count_side(black, white, kings, 0)
+    return _count_side(white, black, kings, 1)
+
+
+@kernel("int64(int64, int64, int64)")
+def _count_king_chains(at, victims, empty):
+    """_count_chains for a king: four directions, no crowning (no colour needed)."""
+    n = np.int64(0)
+    over = at << 4
+    if (over & victims) != 0 and ((at << 8) & empty) != 0:
+        n += _count_king_chains(at << 8, victims ^ over, empty)
+    over = at << 5
+    if (over & victims) != 0 and ((at << 10) & empty) != 0:
+        n += _count_king_chains(at << 10, victims ^ over, empty)
+    over = at >> 4
+    if (over & victims) != 0 and ((at >> 8) & empty) != 0:
+        n += _count_king_chains(at >> 8, victims ^ over, empty)
+    over = at >> 5
+    if (over & victims) != 0 and ((at >> 10) & empty) != 0:
+        n += _count_king_chains(at >> 10, victims ^ over, empty)
+    return n if n > 0 else 1
+
+
+@kernel("int64(int64, int64, int64)")
+def _count_black_man_chains(at, victims, empty):
+    """_count_chains for a Black man: jumps toward 29-32, where crowning ends the chain."""
+    n = np.int64(0)
+    over = at << 4
+    land = at << 8
+    if (over & victims) != 0 and (land & empty) != 0:
+        n += 1 if (land & _BCROWN) != 0 else _count_black_man_chains(land, victims ^ over, empty)
+    over = at << 5
+    land = at << 10
+    if (over & victims) != 0 and (land & empty) != 0:
+        n += 1 if (land & _BCROWN) != 0 else _count_black_man_chains(land, victims ^ over, empty)
+    return n if n > 0 else 1
+
+
+@kernel("int64(int64, int64, int64)")
+def _count_white_man_chains(at, victims, empty):
+    """_count_chains for a White man: jumps toward 1-4, where crowning ends the chain."""
+    n = np.int64(0)
+    over = at >> 4
+    land = at >> 8
+    if (over & victims) != 0 and (land & empty) != 0:
+        n += 1 if (land & _WCROWN) != 0 else _count_white_man_chains(land, victims ^ over, empty)
+    over = at >> 5
+    land = at >> 10
+    if (over & victims) != 0 and (land & empty) != 0:
+        n += 1 if (land & _WCROWN) != 0 else _count_white_man_chains(land, victims ^ over, empty)
+    return n if n > 0 else 1
+
+
+@kernel
+def _jumpers(us, them, kings, empty, stm):
+    """Our pieces with a jump; ``stm`` is a literal at every call site, so LLVM drops the other colour's code."""
     kg = us & kings
-    jumpers = capture_movers(men, kg, them, empty, stm)
-    if jumpers == 0:
+    if stm == 0:
+        j = (us & (them >> 4) & (empty >> 8)) | (us & (them >> 5) & (empty >> 10))
+        j |= (kg & (them << 4) & (empty << 8)) | (kg & (them << 5) & (empty << 10))
+    else:
+        j = (us & (them << 4) & (empty << 8)) | (us & (them << 5) & (empty << 10))
+        j |= (kg & (them >> 4) & (empty >> 8)) | (kg & (them >> 5) & (empty >> 10))
+    return j
+
+
+@kernel
+def _count_side(us, them, kings, stm):
+    """count_moves with the mover's pieces first; meant to be called with a literal ``stm``."""
+    empty = _SQ & ~(us | them)
+    j = _jumpers(us, them, kings, empty, stm)
+    if j == 0:
+        kg = us & kings
         if stm == 0:
             fwd = us
             back = kg
@@ -345,32 +423,164 @@ def count_moves(black, white, kings, stm):
             back = us
         return (popcount((fwd << 4) & empty) + popcount((fwd << 5) & empty)
                 + popcount((back >> 4) & empty) + popcount((back >> 5) & empty))
+    # Men first, bit-parallel per direction: a jump whose landing square allows no
+    # further jump (or crowns) is one move; only the rest need the recursive walk.
+    # For a man the start and jumped squares lie behind it, so the original
+    # ``them`` and ``empty`` decide its continuation exactly.
+    men = us & ~kings
     n = np.int64(0)
-    while jumpers != 0:
-        bit = jumpers & -jumpers
-        jumpers ^= bit
-        is_king = 1 if (kings & bit) != 0 else 0
-        n += _count_chains(bit, them, empty | bit, crown, is_king, stm)
+    if stm == 0:
+        again = ((them >> 4) & (empty >> 8)) | ((them >> 5) & (empty >> 10))
+        l4 = (men & (them >> 4) & (empty >> 8)) << 8
+        l5 = (men & (them >> 5) & (empty >> 10)) << 10
+        c4 = l4 & again & ~_BCROWN
+        c5 = l5 & again & ~_BCROWN
+        n += popcount(l4 ^ c4) + popcount(l5 ^ c5)
+        while c4 != 0:
+            bit = c4 & -c4
+            c4 ^= bit
+            n += _count_black_man_chains(bit, them ^ (bit >> 4), empty)
+        while c5 != 0:
+            bit = c5 & -c5
+            c5 ^= bit
+            n += _count_black_man_chains(bit, them ^ (bit >> 5), empty)
+    else:
+        again = ((them << 4) & (empty << 8)) | ((them << 5) & (empty << 10))
+        l4 = (men & (them << 4) & (empty << 8)) >> 8
+        l5 = (men & (them << 5) & (empty << 10)) >> 10
+        c4 = l4 & again & ~_WCROWN
+        c5 = l5 & again & ~_WCROWN
+        n += popcount(l4 ^ c4) + popcount(l5 ^ c5)
+        while c4 != 0:
+            bit = c4 & -c4
+            c4 ^= bit
+            n += _count_white_man_chains(bit, them ^ (bit << 4), empty)
+        while c5 != 0:
+            bit = c5 & -c5
+            c5 ^= bit
+            n += _count_white_man_chains(bit, them ^ (bit << 5), empty)
+    kj = j & kings
+    while kj != 0:
+        bit = kj & -kj
+        kj ^= bit
+        n += _count_king_chains(bit, them, empty | bit)
     return n
+
+
+@kernel
+def _perft2_side(us, them, kings, stm, moves, paths, ply):
+    """Leaves two plies below (mover's pieces first); ``stm`` a literal at each call site.
+
+    Quiet moves are made in registers (no buffer traffic); captures go through the
+    move buffer.  Each child's replies are counted in bulk by ``_count_side``.
+    """
+    empty = _SQ & ~(us | them)
+    j = _jumpers(us, them, kings, empty, stm)
+    total = np.int64(0)
+    if j == 0:
+        kg = us & kings
+        if stm == 0:
+            fwd = us
+            back = kg
+            crown = _BCROWN
+        else:
+            fwd = kg
+            back = us
+            crown = _WCROWN
+        for d in range(4):
+            if d == 0:
+                targets = (fwd << 4) & empty
+            elif d == 1:
+                targets = (fwd << 5) & empty
+            elif d == 2:
+                targets = (back >> 4) & empty
+            else:
+                targets = (back >> 5) & empty
+            while targets != 0:
+                t = targets & -targets
+                targets ^= t
+                if d == 0:
+                    f = t >> 4
+                elif d == 1:
+                    f = t >> 5
+                elif d == 2:
+                    f = t << 4
+                else:
+                    f = t << 5
+                nus = us ^ (f | t)
+                if (kings & f) != 0:
+                    nk = kings ^ (f | t)
+                elif (t & crown) != 0:
+                    nk = kings | t
+                else:
+                    nk = kings
+                if stm == 0:  # literal arguments: numba compiles one specialised _count_side per colour
+                    total += _count_side(them, nus, nk, 1)
+                else:
+                    total += _count_side(them, nus, nk, 0)
+        return total
+    start = ply * MAX_MOVES
+    if stm == 0:
+        n = gen_captures(us, them, kings, 0, moves, paths, start)
+    else:
+        n = gen_captures(them, us, kings, 1, moves, paths, start)
+    for i in range(n):
+        mv = moves[start + i]
+        f = np.int64(1) << (mv & 63)
+        t = np.int64(1) << ((mv >> 6) & 63)
+        cap = (mv >> 12) & CAPTURE_MASK
+        nus = (us & ~f) | t
+        nthem = them & ~cap
+        if (kings & f) != 0:
+            nk = (kings & ~f) | t
+        elif (mv & PROMOTION_FLAG) != 0:
+            nk = kings | t
+        else:
+            nk = kings
+        nk &= ~cap
+        if stm == 0:
+            total += _count_side(nthem, nus, nk, 1)
+        else:
+            total += _count_side(nthem, nus, nk, 0)
+    return total
+
+
+@kernel("int64(int64, int64, int64, int64, int64, int64[:], int64[:], int64)")
+def _perft_rec(us, them, kings, stm, depth, moves, paths, ply):
+    """Leaves ``depth >= 2`` plies below (mover's pieces first)."""
+    if depth == 2:
+        if stm == 0:
+            return _perft2_side(us, them, kings, 0, moves, paths, ply)
+        return _perft2_side(us, them, kings, 1, moves, paths, ply)
+    start = ply * MAX_MOVES
+    if stm == 0:
+        n = gen_moves(us, them, kings, 0, moves, paths, start)
+    else:
+        n = gen_moves(them, us, kings, 1, moves, paths, start)
+    total = np.int64(0)
+    for i in range(n):
+        mv = moves[start + i]
+        f = np.int64(1) << (mv & 63)
+        t = np.int64(1) << ((mv >> 6) & 63)
+        cap = (mv >> 12) & CAPTURE_MASK
+        if (kings & f) != 0:
+            nk = (kings & ~f) | t
+        elif (mv & PROMOTION_FLAG) != 0:
+            nk = kings | t
+        else:
+            nk = kings
+        total += _perft_rec(them & ~cap, (us & ~f) | t, nk & ~cap, 1 - stm, depth - 1, moves, paths, ply + 1)
+    return total
 
 
 @kernel("int64(int64, int64, int64, int64, int64, int64[:], int64[:], int64)")
 def _perft(black, white, kings, stm, depth, moves, paths, ply):
-    start = ply * MAX_MOVES
+    """Leaf count for ``depth >= 1`` (kept for callers of the previous layout)."""
     if depth == 1:
         return count_moves(black, white, kings, stm)
-    n = gen_moves(black, white, kings, stm, moves, paths, start)
-    total = np.int64(0)
-    if depth == 2:
-        # Bulk counting one ply up: count each child's moves without a recursive call.
-        for i in range(n):
-            b2, w2, k2 = make_move(black, white, kings, stm, moves[start + i])
-            total += count_moves(b2, w2, k2, 1 - stm)
-        return total
-    for i in range(n):
-        b2, w2, k2 = make_move(black, white, kings, stm, moves[start + i])
-        total += _perft(b2, w2, k2, 1 - stm, depth - 1, moves, paths, ply + 1)
-    return total
+    if stm == 0:
+        return _perft_rec(black, white, kings, 0, depth, moves, paths, ply)
+    return _perft_rec(white, black, kings, 1, depth, moves, paths, ply)
 
 
 def new_move_buffers(plies: int = MAX_PLY) -> tuple[np.ndarray, np.ndarray]:
