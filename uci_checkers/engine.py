@@ -759,18 +759,19 @@ class Engine:
             # infinite / ponder: the host gets bestmove only after stop or ponderhit
             while job.hold and not job.released.wait(0.05):
                 pass
+            # under the lock, so that a go racing with this bestmove starts only after it was reported
             with self._lock:
-                job.finished = True
                 with job.deadline_cv:
+                    job.finished = True
                     job.deadline_cv.notify_all()
+                if deadline_thread is not None:
+                    deadline_thread.join(1.0)
                 try:
                     self._apply_pending_locked()
                 except BaseException as exc:
                     if on_message is not None:
                         on_message(f"error: internal: applying options: {exc!r}"[:300])
-            if deadline_thread is not None:
-                deadline_thread.join(1.0)
-            on_done(result)
+                on_done(result)
 
     def _search_accepts(self, name: str) -> bool:
         try:

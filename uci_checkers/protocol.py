@@ -590,6 +590,17 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     if first is not None:
         threading.Thread(target=reader, name="uci_checkers-stdin", daemon=True).start()
+    try:
+        _loop(proto, lines)
+    except KeyboardInterrupt:  # Ctrl-C at a terminal: leave quietly
+        proto.engine.stop()
+    done.set()
+    _exit(0)
+    return 0  # pragma: no cover
+
+
+def _loop(proto: Protocol, lines: "queue.Queue[tuple[Optional[str], int, float]]") -> None:
+    """Execute queued input lines in order until quit, end of input or a closed stdout."""
     while True:
         text, size, received = lines.get()
         if text is None:
@@ -600,9 +611,6 @@ def main(argv: Optional[list[str]] = None) -> int:
             continue
         if not proto.handle(text, received) or proto.host_gone:
             break
-    done.set()
-    _exit(0)
-    return 0  # pragma: no cover
 
 
 def _exit(code: int) -> None:
