@@ -477,6 +477,7 @@ class HubSession:
             self._discarded.add(sid)
         self._stopped.add(sid)
         self.engine.stop()
+        self.engine.ensure_ready()           # a search still waiting for the kernels ends only after them
         if not self.engine.wait(10.0):
             raise HubError("the previous search did not stop")
 
