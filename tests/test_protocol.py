@@ -676,3 +676,26 @@ def test_go_before_the_kernels_are_ready_counts_the_wait_on_the_clock():
     assert best.split()[1] in START_MOVES
     assert errors(sess.new()) == []
     sess.close()
+
+
+def test_ponderhit_after_the_ponder_search_finished_releases_bestmove_at_once(s):
+    s.send("position startpos")
+    s.send("go ponder depth 2 btime 5000 wtime 5000")
+    s.wait_for(lambda line: line.startswith("info depth 2 "))
+    time.sleep(0.2)
+    assert not any(line.startswith("bestmove") for line in s.new())
+    assert s.proto.engine.searching          # holding the result
+    t0 = time.monotonic()
+    s.send("ponderhit")
+    s.bestmove(5)
+    assert time.monotonic() - t0 < 2.0
+    s.idle()
+    assert not s.proto.engine.searching
+
+
+def test_debug_reports_time_budget(s):
+    s.send("debug on")
+    s.send("position startpos")
+    out = s.send("go btime 3000 wtime 3000")
+    assert any(re.fullmatch(r"info string time optimum \d+ ms maximum \d+ ms", line) for line in out)
+    s.bestmove()
