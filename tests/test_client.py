@@ -76,6 +76,15 @@ def test_fake_handshake_and_play(fake):
     assert eng.process.returncode == 0
 
 
+def test_fake_analysis_iterates_to_the_end(fake):
+    with fake("normal") as eng:
+        with eng.analysis(Position.start(), Limit(depth=1)) as an:
+            infos = list(an)
+        assert [i.depth for i in infos] == [1]
+        assert str(an.result.move) == "11-15" and an.info.score == Score(cp=12)
+        assert "> go depth 1" in eng.log
+
+
 def test_fake_illegal_move_is_an_error(fake):
     with fake("illegal") as eng:
         with pytest.raises(EngineError, match="illegal move '1-2'"):
@@ -112,6 +121,7 @@ def test_limit_and_info_parsing():
     assert Limit(btime=1000, wtime=2000, binc=10).go_args() == ["btime", "1000", "wtime", "2000", "binc", "10"]
     assert Limit(btime=1000, binc=500).budget_seconds(0) == 1.5
     assert Limit(depth=3).budget_seconds(0) is None
+    assert Limit(infinite=True).go_args() == ["infinite"] and Limit().is_empty()
     info = parse_info("depth 7 seldepth 12 multipv 2 score mate -3 lowerbound nodes 99 time 5 pv 11-15 9-9")
     assert info.score == Score(mate=-3, bound="lowerbound") and info.multipv == 2 and info.time_ms == 5
     assert info.pv_text == ["11-15", "9-9"] and info.pv == []
@@ -172,6 +182,19 @@ def test_real_self_play_game(real):
     if game.status().is_over and not game.position.has_legal_move():
         assert real.play(game, Limit(depth=1)).move is None
     assert len(game.moves) >= 10
+
+
+def test_real_infinite_analysis(real):
+    with real.analysis(Position.start()) as an:
+        for info in an:
+            if info.depth and info.depth >= 3:
+                break
+    assert an.finished and an.result.move is not None
+    assert an.info.depth >= 3
+    assert "> go infinite" in real.log and "> stop" in real.log
+    assert real.play(Position.start(), Limit(depth=1)).move is not None    # usable afterwards
+    with pytest.raises(ValueError, match="infinite"):
+        real.analyse(Position.start(), Limit(infinite=True))
 
 
 def test_real_async_wrapper():

@@ -48,7 +48,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 from .notation import NotationError
 from .position import Game, Move, Position
 
-__all__ = ["Engine", "AsyncEngine", "Limit", "Score", "Info", "PlayResult", "Option",
+__all__ = ["Engine", "AsyncEngine", "Analysis", "Limit", "Score", "Info", "PlayResult", "Option",
            "EngineError", "EngineTerminatedError", "EngineTimeoutError", "PositionLike"]
 
 PositionLike = Union[Position, Game, Any]   # Any: a PdnGame (start + moves)
@@ -155,6 +155,7 @@ class Limit:
     binc: Optional[int] = None
     winc: Optional[int] = None
     movestogo: Optional[int] = None
+    infinite: bool = False
 
     def go_args(self) -> list[str]:
         args: list[str] = []
@@ -166,6 +167,8 @@ class Limit:
                             ("nodes", self.nodes), ("mate", self.mate), ("movetime", movetime)):
             if value is not None:
                 args += [name, str(int(value))]
+        if self.infinite:
+            args.append("infinite")
         return args
 
     def budget_seconds(self, turn: int) -> Optional[float]:
@@ -439,10 +442,11 @@ class Engine:
         self.send(line)
         return start, moves
 
-    def _search(self, position: PositionLike, limit: Limit, multipv: Optional[int],
-                timeout: Optional[float]) -> tuple[Optional[str], Optional[str], dict[int, Info], Position]:
+    def _start_search(self, position: PositionLike, limit: Limit, multipv: Optional[int],
+                      timeout: Optional[float]) -> tuple[Position, float]:
+        """Send position and go; the position searched and the monotonic deadline for bestmove."""
         if limit.is_empty():
-            raise ValueError("the limit is empty: give depth, nodes, movetime, time or clocks")
+            raise ValueError("the limit is empty: give depth, nodes, movetime, time, clocks or infinite")
         want = multipv or 1
         if want != self._multipv and ("multipv" in self.options or want != 1):
             self.configure({"MultiPV": want})
@@ -451,13 +455,15 @@ class Engine:
         current = _final_position(start, moves)
         budget = limit.budget_seconds(current.turn)
         if timeout is None:
-            timeout = UNBOUNDED_SEARCH_TIMEOUT if budget is None else budget + SEARCH_GRACE
+            timeout = UNBOUNDED_SEARCH_TIMEOUT if budget is None or limit.infinite else budget + SEARCH_GRACE
         self.send("go " + " ".join(limit.go_args()))
-        deadline = time.monotonic() + timeout
-        infos: dict[int, Info] = {}
+        return current, time.monotonic() + timeout
+
+    def _next_event(self, current: Position, deadline: float) -> tuple[str, Any, Any]:
+        """The next search event: ``("info", Info, None)`` or ``("bestmove", move text, ponder text)``."""
         while True:
             try:
-                line = self.read_line(deadline - time.monotonic(), f"searching (allowed {timeout:.1f} s)")
+                line = self.read_line(deadline - time.monotonic(), "searching")
             except EngineTimeoutError:
                 self._abort_search()
                 raise
@@ -472,11 +478,60 @@ class Engine:
                         raise EngineError(f"engine reported: {info.string}")
                     continue
                 if info.score is not None or info.pv_text or info.depth is not None:
-                    infos[info.multipv] = info
+                    return "info", info, None
             elif words[0] == "bestmove":
                 best = words[1] if len(words) > 1 else None
                 ponder = words[3] if len(words) > 3 and words[2] == "ponder" else None
-                return best, ponder, infos, current
+                return "bestmove", best, ponder
+
+    def _search(self, position: PositionLike, limit: Limit, multipv: Optional[int],
+                timeout: Optional[float]) -> tuple[Optional[str], Optional[str], dict[int, Info], Position]:
+        if limit.infinite:
+            raise ValueError("an infinite search never ends by itself: use analysis() and stop()")
+        current, deadline = self._start_search(position, limit, multipv, timeout)
+        infos: dict[int, Info] = {}
+        while True:
+            kind, a, b = self._next_event(current, deadline)
+            if kind == "info":
+                infos[a.multipv] = a
+            else:
+                return a, b, infos, current
+
+    def analysis(self, position: PositionLike, limit: Optional[Limit] = None, multipv: Optional[int] = None,
+                 timeout: Optional[float] = None) -> "Analysis":
+        """Start a search and return an :class:`Analysis` to follow it (infinite when ``limit`` is None).
+
+        ::
+
+            with engine.analysis(game) as analysis:
+                for info in analysis:
+                    if info.depth and info.depth >= 12:
+                        break            # leaving the block stops the search
+            print(analysis.result.move, analysis.info.score)
+
+        The engine is busy until the analysis is finished (``stop()``/``wait()`` or the end of
+        the ``with`` block).
+        """
+        limit = limit if limit is not None else Limit(infinite=True)
+        current, deadline = self._start_search(position, limit, multipv, timeout)
+        return Analysis(self, current, deadline)
+
+    def _resolve(self, best: Optional[str], ponder: Optional[str], current: Position, info: Info) -> PlayResult:
+        if best is None or best in ("(none)", "0000"):
+            if current.has_legal_move():
+                raise EngineError(f"engine returned no move in {current.fen()}, which has legal moves")
+            return PlayResult(None, None, info)
+        try:
+            move = current.parse_move(best)
+        except NotationError as exc:
+            raise EngineError(f"engine returned an illegal move {best!r}: {exc}") from None
+        ponder_move = None
+        if ponder is not None:
+            try:
+                ponder_move = current.play(move).parse_move(ponder)
+            except NotationError:
+                ponder_move = None
+        return PlayResult(move, ponder_move, info)
 
     def _abort_search(self) -> None:
         """After a timeout: stop, and resynchronise if the engine answers; otherwise kill it."""
@@ -502,22 +557,7 @@ class Engine:
     def play(self, position: PositionLike, limit: Limit, timeout: Optional[float] = None) -> PlayResult:
         """Search and return the move to play; :class:`EngineError` if the engine answers an illegal move."""
         best, ponder, infos, current = self._search(position, limit, None, timeout)
-        info = infos.get(1, Info())
-        if best is None or best in ("(none)", "0000"):
-            if current.has_legal_move():
-                raise EngineError(f"engine returned no move in {current.fen()}, which has legal moves")
-            return PlayResult(None, None, info)
-        try:
-            move = current.parse_move(best)
-        except NotationError as exc:
-            raise EngineError(f"engine returned an illegal move {best!r}: {exc}") from None
-        ponder_move = None
-        if ponder is not None:
-            try:
-                ponder_move = current.play(move).parse_move(ponder)
-            except NotationError:
-                ponder_move = None
-        return PlayResult(move, ponder_move, info)
+        return self._resolve(best, ponder, current, infos.get(1, Info()))
 
     # --- shutting down -------------------------------------------------------------
     def quit(self, timeout: float = 5.0) -> Optional[int]:
@@ -560,6 +600,71 @@ class Engine:
                 proc.kill()
             except OSError:
                 pass
+
+
+class Analysis:
+    """A running search started by :meth:`Engine.analysis`: iterate over its infos, stop it, get its result.
+
+    ``info`` is the latest report of the first line, ``multipv`` the latest per line
+    number; ``result`` (a :class:`PlayResult`) is set once the engine has answered
+    ``bestmove``.
+    """
+
+    def __init__(self, engine: Engine, position: Position, deadline: float) -> None:
+        self.engine = engine
+        self.position = position
+        self.deadline = deadline
+        self.info = Info()
+        self.multipv: dict[int, Info] = {}
+        self.result: Optional[PlayResult] = None
+        self._stopped = False
+
+    @property
+    def finished(self) -> bool:
+        return self.result is not None
+
+    def next(self) -> Optional[Info]:
+        """The next info, or None once the search has ended (then ``result`` is set)."""
+        if self.result is not None:
+            return None
+        kind, a, b = self.engine._next_event(self.position, self.deadline)
+        if kind == "info":
+            self.multipv[a.multipv] = a
+            if a.multipv == 1:
+                self.info = a
+            return a
+        self.result = self.engine._resolve(a, b, self.position, self.info)
+        return None
+
+    def __iter__(self) -> "Analysis":
+        return self
+
+    def __next__(self) -> Info:
+        info = self.next()
+        if info is None:
+            raise StopIteration
+        return info
+
+    def stop(self) -> None:
+        """Ask the engine to stop (once); the result follows (see :meth:`wait`)."""
+        if not self._stopped and self.result is None:
+            self._stopped = True
+            self.engine.send("stop")
+
+    def wait(self) -> PlayResult:
+        """Read up to the engine's ``bestmove`` and return the result (does not stop the search)."""
+        while self.next() is not None:
+            pass
+        assert self.result is not None
+        return self.result
+
+    def __enter__(self) -> "Analysis":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.result is None and not self.engine._eof:
+            self.stop()
+            self.wait()
 
 
 def _parse_option(line: str) -> Optional[Option]:
