@@ -178,6 +178,7 @@ BROKEN = [
     ("hangclock", ["--fault", "hang"], Limits(tc_base_ms=400), G.TIME_FORFEIT),
     ("slow", ["--fault", "slow", "--slow-ms", "400"], Limits(movetime_ms=50), G.TIME_FORFEIT),
     ("mute", ["--fault", "nouciok"], Limits(depth=1), G.ENGINE_TIMEOUT),
+    ("late", ["--fault", "async", "--slow-ms", "300"], Limits(movetime_ms=30), G.TIME_FORFEIT),
 ]
 
 
@@ -204,6 +205,18 @@ def test_broken_engines_lose_with_the_right_reason_and_the_match_finishes(tmp_pa
     assert logs["crash"].read_text().splitlines().count("uci") == 2
     assert logs["hang"].read_text().splitlines().count("uci") == 2
     assert set(detail) >= {"crash", "hang", "mute"}
+
+
+def test_a_late_bestmove_is_not_taken_as_the_next_games_move(tmp_path):
+    # a real engine answers isready at once while its search winds down, so after a time
+    # forfeit the stopped search's bestmove may arrive after readyok: it must be swallowed,
+    # not read as the first move of the next game (which would be an illegal move)
+    late = mover("late", "--fault", "async", "--slow-ms", "300", limits=Limits(movetime_ms=30))
+    engines = [mover("good"), late]
+    book = [Opening("o", START_FEN, ("11-15", "23-19")), Opening("p", START_FEN, ("9-13",))]
+    jobs = schedule(engines, "match", 4, book)
+    match, result, out = run_match(engines, jobs, fast_settings(), tmp_path, concurrency=1)
+    assert match.stats[0].terminations == {G.TIME_FORFEIT: 4}
 
 
 def pdn_text_of(path: Path, loser: str) -> str:

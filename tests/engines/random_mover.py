@@ -11,6 +11,8 @@ milliseconds.  ``--fault`` turns it into a deliberately broken engine:
   hang         stops answering anything from that ``go`` on (keeps reading input)
   nouciok      never answers ``uci``
   slow         sleeps ``--slow-ms`` before each answer
+  async        searches in a thread like a real engine: ``bestmove`` comes ``--slow-ms``
+               after ``go`` (30 ms after ``stop``) while ``isready`` is answered at once
 
 ``--fault-at N`` (default 1): the fault hits at the N-th ``go`` of each game (the
 ``go`` count restarts at ``ucinewgame``).  ``--log FILE`` appends every input line.
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+import threading
 import time
 
 
@@ -149,9 +152,18 @@ def main() -> int:
     gos = 0
     hung = False
 
+    lock = threading.Lock()
+    stop = threading.Event()
+
     def say(line: str) -> None:
-        out.write(line + "\n")
-        out.flush()
+        with lock:
+            out.write(line + "\n")
+            out.flush()
+
+    def answer_later(move: str, delay: float) -> None:
+        if stop.wait(delay):
+            time.sleep(0.03)      # a stopped search still takes a moment to unwind
+        say(f"bestmove {move}")
 
     for raw in sys.stdin:
         line = raw.strip()
@@ -196,6 +208,11 @@ def main() -> int:
             if fault == "hang":
                 hung = True           # from now on, silence: a truly stuck engine
                 continue
+            if args.fault == "async" and moves:
+                stop.clear()
+                threading.Thread(target=answer_later, args=(text(rng.choice(moves)), args.slow_ms / 1000),
+                                 daemon=True).start()
+                continue
             if fault == "slow":
                 time.sleep(args.slow_ms / 1000)
             if fault == "illegal":
@@ -207,6 +224,8 @@ def main() -> int:
             else:
                 say(f"info depth 1 score cp {rng.randint(-50, 50)} nodes {len(moves)}")
                 say(f"bestmove {text(rng.choice(moves))}")
+        elif cmd == "stop":
+            stop.set()
         elif cmd == "quit":
             return 0
     return 0

@@ -277,6 +277,7 @@ class EngineProcess:
 
         Raises :class:`EngineTimeout` with the elapsed time when nothing comes.
         """
+        self._drain()                  # nothing said before this `go` can answer it
         self.send(position_cmd)
         self.send(go_cmd)
         start = time.monotonic()
@@ -297,10 +298,31 @@ class EngineProcess:
                 move = parts[1] if len(parts) > 1 else ""
                 return Reply(move, elapsed, score, depth, nodes)
 
+    def _drain(self) -> None:
+        """Drop lines already received (stale output); keep an end-of-file mark."""
+        while True:
+            try:
+                item = self.lines.get_nowait()
+            except queue.Empty:
+                return
+            if item is _EOF:
+                self.lines.put(_EOF)
+                return
+            if self.log:
+                self.log(f"{self.config.name} > {item}   (stale, dropped)")
+
     def settle(self) -> bool:
-        """After an abandoned search: ``stop`` then ``isready``; True if the engine answered."""
+        """After an abandoned search: ``stop``, its ``bestmove``, then ``isready``/``readyok``.
+
+        The ``bestmove`` must be waited for: an engine answers ``isready`` at once even
+        while its search is still unwinding, so a ``readyok`` alone does not mean the
+        late ``bestmove`` will not arrive later.  True if the engine did both in time.
+        """
         try:
             self.send("stop")
+            deadline = time.monotonic() + self.timeouts.stop_grace
+            while not self._next_line(deadline, "bestmove after stop").startswith("bestmove"):
+                pass
             self.sync(self.timeouts.stop_grace)
             return True
         except EngineError:

@@ -27,7 +27,7 @@ from ..position import DEFAULT_NO_PROGRESS_PLIES, GameStatus
 from . import pdn
 from .engine import (EngineConfig, EngineCrashed, EngineError, EngineProcess, EngineTimeout, Limits,
                      Timeouts)
-from .openings import Opening
+from .openings import START_FEN, Opening
 
 # Termination tag values (PDN ``[Termination "..."]``).
 NO_MOVES = "no legal moves"
@@ -119,7 +119,6 @@ class GameRecord:
 
     @property
     def fen_is_start(self) -> bool:
-        from .openings import START_FEN
         return self.fen == START_FEN
 
 
@@ -284,12 +283,10 @@ def play_game(job: GameJob, pool: EnginePool, stop: Optional[threading.Event] = 
                         f"{len(game.position.legal_moves())} legal moves exist")
         try:
             move = game.position.parse_move(text)
-        except AmbiguousMoveError as exc:
-            return lose(turn, ILLEGAL_MOVE, f"ambiguous move {text!r}: {exc}")
-        except IllegalMoveError as exc:
-            return lose(turn, ILLEGAL_MOVE, f"illegal move {text!r}: {exc}")
+        except (AmbiguousMoveError, IllegalMoveError) as exc:
+            return lose(turn, ILLEGAL_MOVE, str(exc))          # the message names the move
         except (InvalidMoveError, NotationError) as exc:
-            return lose(turn, ILLEGAL_MOVE, f"malformed move {text!r}: {exc}")
+            return lose(turn, ILLEGAL_MOVE, f"malformed move {text!r} ({exc})")
         game.push(move)
         record.comments.append(_fmt_comment(reply.score, reply.depth, reply.elapsed_ms)
                                if settings.comments else None)

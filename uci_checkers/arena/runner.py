@@ -15,14 +15,14 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional, TextIO
+from typing import Optional, TextIO
 
 from . import pdn
 from .engine import EngineConfig
 from .game import GameJob, GameRecord, Settings
 from .openings import Opening
 from .sprt import Sprt
-from .stats import PairStats, fmt_elo, fmt_error, json_number
+from .stats import PairStats, fmt_error, json_number
 
 TOURNAMENTS = ("match", "roundrobin", "gauntlet")
 
@@ -210,6 +210,11 @@ class Match:
         return self.decision is None
 
     def _show_progress(self, record: Optional[GameRecord]) -> None:
+        """One line per game, or on a terminal a single live line with a bar.
+
+        Games that did not end by the rules (a forfeit, a crash, the ply cap) get a
+        line of their own that stays on screen.
+        """
         if self.progress is None:
             return
         st = self.stats[record.pairing] if record is not None else self.stats[0]
@@ -218,12 +223,21 @@ class Match:
                 f"Elo {fmt_error(st.trinomial())}")
         if self.sprt is not None and self.last_llr is not None:
             text += f"  LLR {self.last_llr:.2f} [{self.sprt.lower:.2f}, {self.sprt.upper:.2f}]"
+        note = None
         if record is not None and record.termination not in ("no legal moves", "threefold repetition",
                                                               "no progress"):
-            text += f"  (game {record.number}: {record.termination})"
+            note = f"game {record.number} ({record.black} - {record.white}) {record.result}: " \
+                   f"{record.termination}" + (f" - {record.detail}" if record.detail else "")
         if self.progress_live:
-            self.progress.write("\r\x1b[2K" + text)
+            width = 20
+            filled = int(width * self.finished / self.total) if self.total else width
+            bar = "#" * filled + "." * (width - filled)
+            if note:
+                self.progress.write("\r\x1b[2K" + note + "\n")
+            self.progress.write(f"\r\x1b[2K[{bar}] " + text)
         else:
+            if note:
+                text += f"  ({note})"
             self.progress.write(text + "\n")
         self.progress.flush()
 
@@ -348,5 +362,3 @@ def stderr_is_tty() -> bool:
     except (AttributeError, ValueError):
         return False
 
-
-Callback = Callable[[GameRecord], bool]
