@@ -559,61 +559,73 @@ class Engine:
             job.thread.start()
 
     def perft(self, depth: int, on_move: Callable[[Move, int], None],
-              on_done: Callable[[Optional[int]], None]) -> None:
+              on_done: Callable[[Optional[int]], None],
+              on_error: Optional[Callable[[BaseException], None]] = None) -> None:
         """Divide perft of the current position in the worker (non-blocking).
 
         ``on_move`` per legal move, then ``on_done(total)``; ``on_done(None)`` when stopped
-        (checked between root moves).  Raises :class:`EngineBusyError` while another job runs.
+        (checked between sub-trees two plies down); ``on_error(exc)`` if it fails.
+        Raises :class:`EngineBusyError` while another job runs.
         """
         if depth < 0:
             raise ValueError("perft depth must be >= 0")
         position = self.game.position
 
-        def task(job: _Job) -> None:
+        def task(job: _Job) -> Optional[int]:
             from .perft import perft
 
-            total = 0
             if depth == 0:
-                total = 1
-            else:
-                for move in position.legal_moves():
-                    # two levels in Python so that stop is noticed between sub-trees
-                    child = position.play(move)
-                    if depth == 1:
-                        count = 1
-                    else:
-                        count = 0
-                        for reply in child.legal_moves():
-                            if job.stop_requested:
-                                on_done(None)
-                                return
-                            count += perft(child.play(reply), depth - 2)
-                    if job.stop_requested:
-                        on_done(None)
-                        return
-                    total += count
-                    on_move(move, count)
-            on_done(total)
+                return 1
+            total = 0
+            for move in position.legal_moves():
+                # two levels in Python so that stop is noticed between sub-trees
+                child = position.play(move)
+                if depth == 1:
+                    count = 1
+                else:
+                    count = 0
+                    for reply in child.legal_moves():
+                        if job.stop_requested:
+                            return None
+                        count += perft(child.play(reply), depth - 2)
+                if job.stop_requested:
+                    return None
+                total += count
+                on_move(move, count)
+            return total
 
-        self.run_task("perft", task)
+        self.run_task("perft", task, on_error=on_error, on_finish=on_done)
 
-    def run_task(self, kind: str, task: Callable[[_Job], None],
-                 on_error: Optional[Callable[[BaseException], None]] = None) -> None:
-        """Run ``task(job)`` in the worker after the warm-up (perft, bench); busy rules as ``go``."""
+    def run_task(self, kind: str, task: Callable[[_Job], Any],
+                 on_error: Optional[Callable[[BaseException], None]] = None,
+                 on_finish: Optional[Callable[[Any], None]] = None) -> None:
+        """Run ``task(job)`` in the worker after the warm-up (perft, bench); busy rules as ``go``.
+
+        ``on_finish(result)`` (or ``on_error(exc)``) is called once the job counts as finished, under
+        the facade lock, so a ``go`` sent in reply to the final output is never refused as busy.
+        """
         job = _Job(kind)
         self.start_warmup()
 
         def body() -> None:
+            result: Any = None
+            error: Optional[BaseException] = None
             try:
                 self._ready.wait()
-                task(job)
+                result = task(job)
             except BaseException as exc:
-                if on_error is not None:
-                    on_error(exc)
-            finally:
-                with self._lock:
-                    job.finished = True
+                error = exc
+            with self._lock:
+                job.finished = True
+                try:
                     self._apply_pending_locked()
+                except BaseException as exc:
+                    error = error or exc
+                if error is not None:
+                    if on_error is not None:
+                        on_error(error)
+                elif on_finish is not None:
+                    on_finish(result)
 
         with self._lock:
             if self.searching:

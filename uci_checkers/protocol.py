@@ -352,7 +352,8 @@ class Protocol:
                 self.info_string(f"perft {depth} took {int((time.monotonic() - started) * 1000)} ms")
 
         try:
-            self.engine.perft(depth, on_move, on_done)
+            self.engine.perft(depth, on_move, on_done,
+                              lambda exc: self.error(f"internal: perft: {type(exc).__name__}: {exc}"))
         except EngineBusyError as exc:
             raise ProtocolError(f"go perft: {exc}") from None
 
@@ -423,7 +424,7 @@ class Protocol:
         if importlib.util.find_spec(f"{__package__}.bench") is None:
             raise ProtocolError("bench unavailable")
 
-        def task(job: Any) -> None:
+        def task(job: Any) -> Any:
             import importlib
             import inspect
 
@@ -431,7 +432,7 @@ class Protocol:
             run = getattr(module, "run_bench", None)
             if run is None:
                 self.error("bench unavailable")
-                return
+                return None
             params = inspect.signature(run).parameters
             kwargs: dict[str, Any] = {}
             if depth is not None:
@@ -442,13 +443,17 @@ class Protocol:
                 kwargs["on_position"] = on_position
             started = time.monotonic()
             result = run(**kwargs)
-            self._write_bench_result(result, time.monotonic() - started)
+            return result, time.monotonic() - started
+
+        def on_finish(outcome: Any) -> None:
+            if outcome is not None:
+                self._write_bench_result(*outcome)
 
         def on_error(exc: BaseException) -> None:
             self.error(f"internal: bench: {type(exc).__name__}: {exc}")
 
         try:
-            self.engine.run_task("bench", task, on_error)
+            self.engine.run_task("bench", task, on_error, on_finish)
         except EngineBusyError as exc:
             raise ProtocolError(f"bench: {exc}") from None
 
