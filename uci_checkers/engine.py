@@ -412,8 +412,8 @@ class Engine:
 
             from .search import Searcher
 
-            searcher = Searcher(self._options["Hash"])
-            with self._lock:
+            with self._lock:  # built under the lock: a Hash change now is either used here or pending
+                searcher = Searcher(self._options["Hash"])
                 self._searcher = searcher
                 self._stop_flag = np.zeros(1, dtype=np.int64)
                 self._pending.pop("hash", None)

@@ -282,8 +282,6 @@ class Protocol:
             i += 2
         if perft is not None and len(tokens) != 3:
             raise ProtocolError("go perft takes only a depth: go perft <n>")
-        if params.infinite and params.ponder:
-            pass  # ponder + infinite: stays infinite after ponderhit
         return params, perft
 
     def _go(self, tokens: list[str], line: str, received: float) -> None:
