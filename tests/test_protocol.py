@@ -699,3 +699,32 @@ def test_debug_reports_time_budget(s):
     out = s.send("go btime 3000 wtime 3000")
     assert any(re.fullmatch(r"info string time optimum \d+ ms maximum \d+ ms", line) for line in out)
     s.bestmove()
+
+
+def test_facade_go_busy_errors_and_exactly_one_on_done():
+    from uci_checkers.engine import EngineBusyError
+    from uci_checkers.notation import IllegalMoveError
+    from uci_checkers.position import Position
+
+    eng = Engine()
+    assert eng.ensure_ready(timeout=120)
+    eng.set_position(Position.start(), ["11-15"])
+    with pytest.raises(IllegalMoveError):
+        eng.set_position(Position.start(), ["11-15", "11-15"])
+    assert [str(m) for m in eng.game.moves] == ["11-15"]
+    done: list = []
+    infos: list = []
+    with pytest.raises(IllegalMoveError):
+        eng.go(GoParams(depth=2, searchmoves=["9-13"]), infos.append, done.append)
+    assert not eng.searching
+    eng.go(GoParams(infinite=True), infos.append, done.append)
+    with pytest.raises(EngineBusyError):
+        eng.go(GoParams(depth=1), infos.append, done.append)
+    time.sleep(0.2)
+    assert done == [] and eng.searching
+    eng.stop()
+    assert eng.wait(10)
+    assert len(done) == 1 and done[0].best is not None and infos
+    eng.stop()                               # idle: a no-op
+    eng.quit()
+    assert len(done) == 1
