@@ -26,15 +26,14 @@ different moves (perft counts both) that lead to the same position.
 Buffers: generators write moves at ``moves[start:start+n]`` (and the paths at
 ``paths[start:...]``) and return ``n``; callers size each slot ``MAX_MOVES``.
 
-Perft
------
-``perft_kernel`` -> ``_perft_rec`` (recursive, mover's pieces first) down to two
-plies above the leaves, where ``_perft2_side`` makes quiet moves in registers and
-counts each child's replies with ``_count_side`` (bulk counting: popcounts for
-quiet moves, a bit-parallel count of men's single jumps, recursion only for
-chains that go on).  The colour-specific helpers are called with a literal side
+Counting
+--------
+``count_moves`` (perft's bulk count at the last ply) uses ``_count_side``:
+popcounts for quiet moves, a bit-parallel count of men's single jumps, and a
+recursive walk only for chains that go on.  It is called with a literal side
 (``0``/``1``): numba compiles one version per literal, so each colour's code has
-no side-to-move branches.
+no side-to-move branches.  The perft kernels themselves live in
+:mod:`uci_checkers.perft` (``movegen.perft_kernel`` still resolves to them).
 """
 from __future__ import annotations
 
@@ -467,130 +466,15 @@ def _count_side(us, them, kings, stm):
     return n
 
 
-@kernel
-def _perft2_side(us, them, kings, stm, moves, paths, ply):
-    """Leaves two plies below (mover's pieces first); ``stm`` a literal at each call site.
-
-    Quiet moves are made in registers (no buffer traffic); captures go through the
-    move buffer.  Each child's replies are counted in bulk by ``_count_side``.
-    """
-    empty = _SQ & ~(us | them)
-    j = _jumpers(us, them, kings, empty, stm)
-    total = np.int64(0)
-    if j == 0:
-        kg = us & kings
-        if stm == 0:
-            fwd = us
-            back = kg
-            crown = _BCROWN
-        else:
-            fwd = kg
-            back = us
-            crown = _WCROWN
-        for d in range(4):
-            if d == 0:
-                targets = (fwd << 4) & empty
-            elif d == 1:
-                targets = (fwd << 5) & empty
-            elif d == 2:
-                targets = (back >> 4) & empty
-            else:
-                targets = (back >> 5) & empty
-            while targets != 0:
-                t = targets & -targets
-                targets ^= t
-                if d == 0:
-                    f = t >> 4
-                elif d == 1:
-                    f = t >> 5
-                elif d == 2:
-                    f = t << 4
-                else:
-                    f = t << 5
-                nus = us ^ (f | t)
-                if (kings & f) != 0:
-                    nk = kings ^ (f | t)
-                elif (t & crown) != 0:
-                    nk = kings | t
-                else:
-                    nk = kings
-                if stm == 0:  # literal arguments: numba compiles one specialised _count_side per colour
-                    total += _count_side(them, nus, nk, 1)
-                else:
-                    total += _count_side(them, nus, nk, 0)
-        return total
-    start = ply * MAX_MOVES
-    if stm == 0:
-        n = gen_captures(us, them, kings, 0, moves, paths, start)
-    else:
-        n = gen_captures(them, us, kings, 1, moves, paths, start)
-    for i in range(n):
-        mv = moves[start + i]
-        f = np.int64(1) << (mv & 63)
-        t = np.int64(1) << ((mv >> 6) & 63)
-        cap = (mv >> 12) & CAPTURE_MASK
-        nus = (us & ~f) | t
-        nthem = them & ~cap
-        if (kings & f) != 0:
-            nk = (kings & ~f) | t
-        elif (mv & PROMOTION_FLAG) != 0:
-            nk = kings | t
-        else:
-            nk = kings
-        nk &= ~cap
-        if stm == 0:
-            total += _count_side(nthem, nus, nk, 1)
-        else:
-            total += _count_side(nthem, nus, nk, 0)
-    return total
-
-
-@kernel("int64(int64, int64, int64, int64, int64, int64[:], int64[:], int64)")
-def _perft_rec(us, them, kings, stm, depth, moves, paths, ply):
-    """Leaves ``depth >= 2`` plies below (mover's pieces first)."""
-    if depth == 2:
-        if stm == 0:
-            return _perft2_side(us, them, kings, 0, moves, paths, ply)
-        return _perft2_side(us, them, kings, 1, moves, paths, ply)
-    start = ply * MAX_MOVES
-    if stm == 0:
-        n = gen_moves(us, them, kings, 0, moves, paths, start)
-    else:
-        n = gen_moves(them, us, kings, 1, moves, paths, start)
-    total = np.int64(0)
-    for i in range(n):
-        mv = moves[start + i]
-        f = np.int64(1) << (mv & 63)
-        t = np.int64(1) << ((mv >> 6) & 63)
-        cap = (mv >> 12) & CAPTURE_MASK
-        if (kings & f) != 0:
-            nk = (kings & ~f) | t
-        elif (mv & PROMOTION_FLAG) != 0:
-            nk = kings | t
-        else:
-            nk = kings
-        total += _perft_rec(them & ~cap, (us & ~f) | t, nk & ~cap, 1 - stm, depth - 1, moves, paths, ply + 1)
-    return total
-
-
-@kernel("int64(int64, int64, int64, int64, int64, int64[:], int64[:], int64)")
-def _perft(black, white, kings, stm, depth, moves, paths, ply):
-    """Leaf count for ``depth >= 1`` (kept for callers of the previous layout)."""
-    if depth == 1:
-        return count_moves(black, white, kings, stm)
-    if stm == 0:
-        return _perft_rec(black, white, kings, 0, depth, moves, paths, ply)
-    return _perft_rec(white, black, kings, 1, depth, moves, paths, ply)
-
-
 def new_move_buffers(plies: int = MAX_PLY) -> tuple[np.ndarray, np.ndarray]:
     """Preallocated (moves, paths) buffers with ``plies`` generation slots."""
     return (np.zeros(plies * MAX_MOVES, dtype=np.int64), np.zeros(plies * MAX_MOVES, dtype=np.int64))
 
 
-@kernel("int64(int64, int64, int64, int64, int64, int64[:], int64[:])")
-def perft_kernel(black, white, kings, stm, depth, moves, paths):
-    """Leaf count at ``depth`` plies (depth 0 counts the position itself)."""
-    if depth <= 0:
-        return 1
-    return _perft(black, white, kings, stm, depth, borrow(moves), borrow(paths), 0)
+def __getattr__(name: str):
+    # The perft kernels live in uci_checkers.perft so that importing movegen (the
+    # engine does) neither compiles nor loads them; the old names still resolve.
+    if name in ("perft_kernel", "_perft", "_perft_rec"):
+        from . import perft as _perft_module
+        return getattr(_perft_module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
