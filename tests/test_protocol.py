@@ -117,8 +117,9 @@ def test_uci_lists_identity_and_every_option():
 def test_isready_and_debug_and_help(s):
     assert s.send("isready") == ["readyok"]
     assert s.send("debug on") == [] and s.proto.debug
-    out = s.send("setoption name Hash value 8")
+    out = s.send("setoption name hash value 8")
     assert out == ["info string option Hash = 8"]
+    assert s.send("setoption name clear hash") == ["info string option Clear Hash pressed"]
     assert s.send("debug off") == [] and not s.proto.debug
     assert errors(s.send("debug maybe")) == ["info string error: debug needs on or off"]
     assert errors(s.send("debug")) == ["info string error: debug needs on or off"]

@@ -199,8 +199,10 @@ class Protocol:
         except OptionError as exc:
             raise ProtocolError(f"setoption: {exc}") from None
         if self.debug:
-            spec_name = " ".join(name.split())
-            self.info_string(f"option {spec_name} = {self.engine.get_option(spec_name)}")
+            key = " ".join(name.split()).lower()
+            spec = next(sp for sp in self.engine.option_specs() if sp.name.lower() == key)
+            shown = "pressed" if spec.type == "button" else f"= {self.engine.get_option(spec.name)}"
+            self.info_string(f"option {spec.name} {shown}")
 
     def _ucinewgame(self, tokens: list[str], line: str) -> None:
         if len(tokens) > 1:
