@@ -84,7 +84,8 @@ def test_isready_during_search_and_stop_latency(engine):
     send(engine, "position startpos")
     send(engine, "go infinite")
     engine.expect("info depth", timeout=30)
-    time.sleep(0.3)
+    # currmove reports come after the first second, at most four a second
+    engine.expect(r"info currmove \d+[-x]\d+\S* currmovenumber \d+", timeout=15)
     t0 = time.monotonic()
     send(engine, "isready")
     engine.expect("readyok\r?\n", timeout=10)
