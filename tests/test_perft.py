@@ -164,3 +164,15 @@ def test_cli_through_console_dispatch():
                           env={**__import__("os").environ, "PYTHONPATH": str(REPO_ROOT)})
     assert proc.returncode == 2
     assert "invalid FEN" in proc.stderr and proc.stdout == ""
+
+
+def test_perft_kernel_is_still_reachable_from_movegen():
+    # The kernels moved to perft.py; the old movegen names resolve to the same objects.
+    from uci_checkers import movegen as mg
+    from uci_checkers import perft as perft_module
+    assert mg.perft_kernel is perft_module.perft_kernel
+    moves, paths = mg.new_move_buffers(6)
+    p = Position.start()
+    assert mg.perft_kernel(p.black, p.white, p.kings, p.turn, 4, moves, paths) == 1469
+    with pytest.raises(AttributeError):
+        mg.no_such_kernel  # noqa: B018
