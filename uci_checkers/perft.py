@@ -124,12 +124,56 @@ def _perft_rec(us, them, kings, stm, depth, moves, paths, ply):
         if stm == 0:
             return _perft2_side(us, them, kings, 0, moves, paths, ply)
         return _perft2_side(us, them, kings, 1, moves, paths, ply)
+    empty = _SQ & ~(us | them)
+    if stm == 0:
+        j = _jumpers(us, them, kings, empty, 0)
+    else:
+        j = _jumpers(us, them, kings, empty, 1)
+    total = np.int64(0)
+    if j == 0:
+        # Quiet moves made in registers, as in _perft2_side.
+        kg = us & kings
+        if stm == 0:
+            fwd = us
+            back = kg
+            crown = _BCROWN
+        else:
+            fwd = kg
+            back = us
+            crown = _WCROWN
+        for d in range(4):
+            if d == 0:
+                targets = (fwd << 4) & empty
+            elif d == 1:
+                targets = (fwd << 5) & empty
+            elif d == 2:
+                targets = (back >> 4) & empty
+            else:
+                targets = (back >> 5) & empty
+            while targets != 0:
+                t = targets & -targets
+                targets ^= t
+                if d == 0:
+                    f = t >> 4
+                elif d == 1:
+                    f = t >> 5
+                elif d == 2:
+                    f = t << 4
+                else:
+                    f = t << 5
+                if (kings & f) != 0:
+                    nk = kings ^ (f | t)
+                elif (t & crown) != 0:
+                    nk = kings | t
+                else:
+                    nk = kings
+                total += _perft_rec(them, us ^ (f | t), nk, 1 - stm, depth - 1, moves, paths, ply + 1)
+        return total
     start = ply * MAX_MOVES
     if stm == 0:
-        n = gen_moves(us, them, kings, stm, moves, paths, start)
+        n = gen_captures(us, them, kings, stm, moves, paths, start)
     else:
-        n = gen_moves(them, us, kings, stm, moves, paths, start)
-    total = np.int64(0)
+        n = gen_captures(them, us, kings, stm, moves, paths, start)
     for i in range(n):
         mv = moves[start + i]
         f = np.int64(1) << (mv & 63)
