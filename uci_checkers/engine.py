@@ -150,15 +150,14 @@ def warm_up_kernels() -> None:
         if _WARM_DONE.is_set():
             return
         try:
-            from .perft import perft
             from .position import Game, Position
-            from .search import SearchLimits, Searcher
+            from .search import Searcher
 
+            # perft kernels are left out on purpose: they compile on the first go perft (in the worker)
             start = Position.start()
             start.legal_moves()
             start.zobrist()
             Game(start).status()
-            perft(start, 2)
             searcher = Searcher(1)
             searcher.warm_up()
             try:
