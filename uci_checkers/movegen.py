@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import borrow, ctz, kernel, popcount
+from ._jit import ctz, kernel, popcount
 from .bitboard import BLACK_CROWN, SQUARES, WHITE_CROWN, ZOBRIST_PIECE, ZOBRIST_SIDE
 
 MAX_MOVES = 512          # per generation slot; generous because king capture loops multiply paths

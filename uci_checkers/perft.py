@@ -29,7 +29,7 @@ import numpy as np
 from . import movegen as mg
 from ._jit import borrow, kernel
 from .movegen import (_BCROWN, _SQ, _WCROWN, CAPTURE_MASK, MAX_MOVES, PROMOTION_FLAG, _count_side, _jumpers,
-                      count_moves, gen_captures, gen_moves)
+                      count_moves, gen_captures)
 from .notation import NotationError
 from .position import Move, Position
 
