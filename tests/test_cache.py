@@ -136,16 +136,16 @@ def test_edit_of_a_callee_in_another_file_is_not_served_stale(tmp_path):
 READ_ONLY_SCRIPT = r"""
 import json, os, tempfile
 from uci_checkers import _jit, movegen as mg
-from uci_checkers.perft import perft, perft_kernel
 from uci_checkers.position import Position
 try:
     tempfile.TemporaryFile(dir=_jit.PACKAGE_DIR).close()
     package_writable = True
 except OSError:
     package_writable = False
-n = perft(Position.start(), 6)
-st = perft_kernel.stats
-print(json.dumps({"cache_dir": str(_jit.CACHE_DIR), "perft": n, "package_writable": package_writable,
+p = Position.start()
+n = int(mg.count_moves(p.black, p.white, p.kings, p.turn))
+st = mg.count_moves.stats
+print(json.dumps({"cache_dir": str(_jit.CACHE_DIR), "moves": n, "package_writable": package_writable,
                   "source_hash": _jit.SOURCE_HASH,
                   "hits": sum(st.cache_hits.values()), "misses": sum(st.cache_misses.values())}))
 """
@@ -190,14 +190,14 @@ def test_read_only_package_caches_elsewhere(tmp_path):
         if first["package_writable"]:
             pytest.skip("the package copy stayed writable (privileges could not be dropped); "
                         "test_cache_dir_chooser_falls_back covers the chooser")
-        assert first["perft"] == 36768
+        assert first["moves"] == 7
         xdg_dir = Path(first["cache_dir"])
         assert xdg_dir.parent == tmp_path / "xdg" / "uci_checkers", first
         assert xdg_dir.name == f"numba-{first['source_hash']}"
-        assert any(xdg_dir.glob("perft.perft_kernel-*.nbi")), "nothing was cached in the XDG directory"
+        assert any(xdg_dir.glob("movegen.count_moves-*.nbi")), "nothing was cached in the XDG directory"
         assert not (pkg / "__pycache__").exists() or not any((pkg / "__pycache__").glob("numba-*"))
         second = run_json(tmp_path, READ_ONLY_SCRIPT, env, preexec_fn=preexec)
-        assert second["cache_dir"] == first["cache_dir"] and second["perft"] == 36768
+        assert second["cache_dir"] == first["cache_dir"] and second["moves"] == 7
         assert second["hits"] >= 1 and second["misses"] == 0, "the read-only install must reuse its cache"
     finally:
         _make_writable(pkg)

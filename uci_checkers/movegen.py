@@ -1,4 +1,4 @@
-"""Legal move generation, make, Zobrist update and perft: numba kernels over int64 bitboards.
+"""Legal move generation, make, Zobrist update and move counting: numba kernels over int64 bitboards.
 
 A position is four ints: ``black``, ``white``, ``kings`` (bitboards in the padded
 layout of :mod:`uci_checkers.bitboard`) and ``stm`` (side to move, 0 Black, 1 White).
