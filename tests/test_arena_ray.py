@@ -50,9 +50,11 @@ def test_ray_backend_plays_games_and_writes_each_once(local_ray, tmp_path):
     assert match.stats[0].games == 6 and match.stats[0].pairs == 3
 
 
-def test_ray_backend_runs_the_packages_own_engine(local_ray, tmp_path):
-    # the default command (python -m uci_checkers) must work on the worker: the package is shipped
-    engines = [EngineConfig("own", None, limits=Limits(depth=1)),
+def test_ray_backend_runs_the_real_engine(local_ray, tmp_path):
+    # run from the repository so the engine shares the compile cache of the other tests (the
+    # default command would use the copy shipped to the worker: a second cold compile)
+    repo = str(Path(__file__).resolve().parent.parent)
+    engines = [EngineConfig("own", [sys.executable, "-m", "uci_checkers"], cwd=repo, limits=Limits(depth=1)),
                EngineConfig("mover", [sys.executable, MOVER], limits=Limits(depth=1))]
     settings = G.Settings(timeouts=Timeouts(uciok=30, readyok=120, move=30), max_plies=120)
     jobs = schedule(engines, "match", 2, ordered(ballots(), 9)[:1])

@@ -19,7 +19,9 @@ code as the driver; other engines' commands must exist on the worker machines.
 """
 from __future__ import annotations
 
+import os
 import queue
+import tempfile
 import threading
 from pathlib import Path
 from typing import Callable, Optional
@@ -115,8 +117,14 @@ def ray_runtime_env() -> dict:
     Ray uploads local directories only at job level, so a program that calls
     ``ray.init`` itself should pass this; :class:`RayBackend` does when it connects.
     """
+    # The shipped copy lives in a per-session directory, so its numba cache would start
+    # cold in every Ray session: point the workers (and the engines they start) at a
+    # per-node cache directory that outlives sessions, unless the user chose one.
+    cache = os.environ.get("UCI_CHECKERS_CACHE_DIR") or os.path.join(tempfile.gettempdir(),
+                                                                     "uci_checkers-ray-cache")
     return {"py_modules": [_package_dir()],
-            "excludes": ["__pycache__", "*.pyc", "*.nbi", "*.nbc"]}
+            "excludes": ["__pycache__", "*.pyc", "*.nbi", "*.nbc"],
+            "env_vars": {"UCI_CHECKERS_CACHE_DIR": cache}}
 
 
 def _ray_play(job: GameJob, settings: Settings) -> GameRecord:
