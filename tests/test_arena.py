@@ -207,6 +207,18 @@ def test_broken_engines_lose_with_the_right_reason_and_the_match_finishes(tmp_pa
     assert set(detail) >= {"crash", "hang", "mute"}
 
 
+def test_an_ambiguous_short_capture_loses(tmp_path):
+    # Black's king on 15 has three captures, all from 15 to 13, that take different men:
+    # "15x13" does not say which, so it loses as an illegal (ambiguous) move
+    fen = "B:W9,10,18,19,26,27,29:BK15"
+    engines = [mover("short", "--fault", "short"), mover("good")]
+    jobs = schedule(engines, "match", 1, [Opening("loop", fen, ())])
+    match, result, out = run_match(engines, jobs, fast_settings(), tmp_path)
+    (g,) = replay_and_check(out)
+    assert g.tag("Termination") == G.ILLEGAL_MOVE and g.result == "0-1" and g.moves == []
+    assert "ambiguous" in out.read_text() and "15x13" in out.read_text()
+
+
 def test_a_late_bestmove_is_not_taken_as_the_next_games_move(tmp_path):
     # a real engine answers isready at once while its search winds down, so after a time
     # forfeit the stopped search's bestmove may arrive after readyok: it must be swallowed,

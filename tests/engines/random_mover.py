@@ -7,6 +7,7 @@ milliseconds.  ``--fault`` turns it into a deliberately broken engine:
   illegal      answers a well-formed but illegal move (``9-10``)
   malformed    answers text that is not a move (``zz``)
   none         answers ``bestmove (none)`` although moves exist
+  short        answers a capture by its start and end square only (``15x13``)
   crash        exits with status 3 instead of answering ``go``
   hang         stops answering anything from that ``go`` on (keeps reading input)
   nouciok      never answers ``uci``
@@ -221,6 +222,9 @@ def main() -> int:
                 say("bestmove zz")
             elif fault == "none" or not moves:
                 say("bestmove (none)")
+            elif fault == "short":
+                m = rng.choice(moves)
+                say(f"bestmove {m[0]}x{m[-1]}")
             else:
                 say(f"info depth 1 score cp {rng.randint(-50, 50)} nodes {len(moves)}")
                 say(f"bestmove {text(rng.choice(moves))}")
