@@ -246,3 +246,28 @@ def test_skill_levels_reproducible_and_legal(searcher):
         b, _ = run(searcher, game, skill=level, seed=3)
         assert a.best == b.best
         assert a.best in game.position.legal_moves()
+
+
+# --- threads -------------------------------------------------------------------
+def test_threads_two_gives_legal_move_and_stops():
+    s = Searcher(8)
+    s.set_threads(2)
+    game = Game(Position.from_fen(BALLOT_FENS[0]))
+    result = s.search(game, SearchLimits(depth=8), lambda i: None, np.zeros(1, dtype=np.int64))
+    assert result.best in game.position.legal_moves() and result.depth == 8
+    stop = np.zeros(1, dtype=np.int64)
+    timer = threading.Timer(0.2, lambda: stop.__setitem__(0, 1))
+    timer.start()
+    t0 = time.perf_counter()
+    result = s.search(game, SearchLimits(infinite=True), lambda i: None, stop)
+    timer.cancel()
+    assert time.perf_counter() - t0 < 3.0
+    assert result.best in game.position.legal_moves()
+    assert not [t for t in threading.enumerate() if t.name.startswith("search-helper")]
+    # back to one thread: deterministic again
+    s.set_threads(1)
+    s.clear()
+    a = s.search(game, SearchLimits(depth=7), lambda i: None, np.zeros(1, dtype=np.int64)).nodes
+    s.clear()
+    b = s.search(game, SearchLimits(depth=7), lambda i: None, np.zeros(1, dtype=np.int64)).nodes
+    assert a == b

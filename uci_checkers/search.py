@@ -43,6 +43,7 @@ prints: it reports through the ``on_info`` callback.
 """
 from __future__ import annotations
 
+import threading
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -64,6 +65,7 @@ INF = 32000
 MAX_PLY = 128
 MAXM = 256              # moves per generation slot in the search (a position never has more)
 MOVE_MASK = (1 << 48) - 1
+MAX_THREADS = 64
 HIST_KEYS = 1024        # game-history keys kept for repetition checks (only since the last irreversible move)
 
 # --- workspace layout (int64 offsets) ---------------------------------------
@@ -91,6 +93,7 @@ RFP_MARGIN = 50         # centi-men per ply of depth
 LMR_MIN_I = 3           # first move index (0-based) that may be reduced
 LMR_I2 = 6              # from this index ...
 LMR_D2 = 5              # ... and this depth, reduce by 2
+QS_THREAT = 1           # at depth 0, a position where the opponent threatens a capture is searched one move on
 
 _SQ = SQUARES
 _BCROWN = BLACK_CROWN
@@ -246,14 +249,18 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, stop
         return alpha
 
     capt = mg.has_capture(black, white, kings, stm)
+    threat = False
     if depth <= 0 and not capt:
-        return evaluate(black, white, kings, stm)
+        if QS_THREAT == 0 or depth < 0 or not mg.has_capture(black, white, kings, 1 - stm):
+            return evaluate(black, white, kings, stm)
+        # the opponent threatens a capture: the static score would miss it, look one move further
+        threat = True
     if ply >= MAX_PLY - 2:
         return evaluate(black, white, kings, stm)
 
     pv_node = beta - alpha > 1
     # reverse futility: a quiet position far above beta at low depth is a cut-off
-    if (RFP_DEPTH > 0 and not pv_node and not capt and depth <= RFP_DEPTH
+    if (RFP_DEPTH > 0 and not pv_node and not capt and not threat and depth <= RFP_DEPTH
             and beta < MATE_BOUND and beta > -MATE_BOUND):
         se = evaluate(black, white, kings, stm)
         if se - RFP_MARGIN * depth >= beta:
@@ -278,7 +285,9 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, stop
         return -MATE + ply
 
     # single reply: do not spend depth on a forced move (bounded by ply)
-    if n == 1 and ply < ws[C_MAXEXT]:
+    if threat:
+        new_depth = -1
+    elif n == 1 and ply < ws[C_MAXEXT]:
         new_depth = depth
     else:
         new_depth = depth - 1
@@ -499,6 +508,13 @@ class Searcher:
         self.tt = ttm.new_table(hash_mb)
         self.ws = np.zeros(WS_SIZE, dtype=np.int64)
         self.gen = 0
+        self.threads = 1
+        self._helper_ws: list[np.ndarray] = []
+
+    def set_threads(self, n: int) -> None:
+        """Search threads (lazy SMP: helpers share the table).  1, the default, is fully deterministic."""
+        self.threads = max(1, min(MAX_THREADS, int(n)))
+        self._helper_ws = [np.zeros(WS_SIZE, dtype=np.int64) for _ in range(self.threads - 1)]
 
     def set_hash(self, mb: int) -> None:
         """Resize the transposition table (its content is lost)."""
@@ -509,6 +525,8 @@ class Searcher:
         """Forget everything learnt (``ucinewgame`` / ``Clear Hash``)."""
         ttm.clear(self.tt)
         self.ws[:] = 0
+        for hws in self._helper_ws:
+            hws[:] = 0
         self.gen = 0
 
     def warm_up(self) -> None:
@@ -596,9 +614,16 @@ class Searcher:
         def stopped() -> bool:
             return bool(ws[C_STOP] or flag[0])
 
+        helpers: list[threading.Thread] = []
+        helper_ws = self._helper_ws if (self.threads > 1 and skill == 20 and max_depth > 1) else []
+        helper_stop = np.zeros(1, dtype=np.int64)
+
+        def total_nodes() -> int:
+            return int(ws[C_NODES]) + sum(int(h[C_NODES]) for h in helper_ws)
+
         def report(depth: int, k: int, idx: int, score: int, pv_words: list[int], bound: Optional[str]) -> None:
             ms = elapsed_ms()
-            nodes = int(ws[C_NODES])
+            nodes = total_nodes()
             info = SearchInfo(depth, max(depth, int(ws[C_SELDEPTH]) + 1), k, int(score), mate_in_moves(score),
                               bound, nodes, ms, nodes * 1000 // max(1, ms), self.hashfull(),
                               _pv_moves(pos, pv_words) or [legal[idx]])
@@ -624,118 +649,163 @@ class Searcher:
             end = int(ws[W_PVLEN + 1])
             return [int(x) for x in ws[W_PV + MAX_PLY + 1:W_PV + MAX_PLY + end]]
 
-        for depth in range(1, max_depth + 1):
-            if depth == 2:
-                flag = stop_flag
-                ws[C_NODELIM] = node_limit
-                if stop_flag[0] or ws[C_NODES] >= node_limit:
-                    break
-            ws[C_MAXEXT] = min(MAX_PLY - 4, 2 * depth + 8)
-            done_lines: list[int] = []
-            aborted = False
-            changed = False
-            for k in range(1, multipv + 1):
-                cand = [i for i in order if i not in done_lines]
-                if not cand:
-                    break
-                # aspiration window around the previous score of this line
-                prev = prev_scores[k - 1] if len(prev_scores) >= k else None
-                if prev is not None and abs(prev) < MATE_BOUND and depth >= 4 and k == 1:
-                    delta = 30
-                    alpha0, beta0 = prev - delta, prev + delta
-                else:
-                    delta = INF
-                    alpha0, beta0 = -INF, INF
-                while True:
-                    alpha, beta = alpha0, beta0
-                    line_best = None
-                    line_pv: list[int] = []
-                    for number, idx in enumerate(cand, 1):
-                        s = search_move(idx, depth, alpha, beta, number, number == 1)
-                        if stopped():
-                            aborted = True
-                            break
-                        if number == 1 or s > alpha:
-                            scores[idx] = s
-                        if s > alpha or line_best is None:
-                            line_best = idx
-                            line_pv = [legal[idx].word] + row1()
-                            pvs[idx] = line_pv
-                            if s > alpha:
-                                alpha = s
-                            if k == 1 and multipv == 1 and number > 1 and s < beta:
-                                # a new best move mid-iteration: report it (and make it the fallback)
-                                best_i, best_score, best_pv = idx, s, line_pv
-                                changed = True
-                                report(depth, k, idx, s, line_pv, None)
-                            if alpha >= beta:
-                                break
-                    if aborted:
+        for t, hws in enumerate(helper_ws, 1):
+            hws[:] = 0
+            hws[W_KEYS:W_KEYS + len(keys)] = keys
+            for c in (C_GEN, C_NOPROG, C_ROOTIDX):
+                hws[c] = ws[c]
+            hws[C_NODELIM] = 1 << 62
+            thread = threading.Thread(target=self._helper, name=f"search-helper-{t}", daemon=True,
+                                      args=(t, hws, helper_stop, children, stm, max_depth))
+            helpers.append(thread)
+            thread.start()
+        try:
+            for depth in range(1, max_depth + 1):
+                if depth == 2:
+                    flag = stop_flag
+                    ws[C_NODELIM] = node_limit
+                    if stop_flag[0] or ws[C_NODES] >= node_limit:
                         break
-                    sc = scores[line_best]
-                    if sc <= alpha0 and alpha0 > -INF:
-                        delta *= 3
-                        alpha0 = max(-INF, sc - delta)
-                        if k == 1:
-                            report(depth, k, line_best, sc, pvs[line_best], "upperbound")
-                        continue
-                    if sc >= beta0 and beta0 < INF:
-                        delta *= 3
-                        beta0 = min(INF, sc + delta)
-                        if k == 1:
-                            best_i, best_score, best_pv = line_best, sc, pvs[line_best]
-                            report(depth, k, line_best, sc, pvs[line_best], "lowerbound")
-                        continue
+                ws[C_MAXEXT] = min(MAX_PLY - 4, 2 * depth + 8)
+                done_lines: list[int] = []
+                aborted = False
+                changed = False
+                for k in range(1, multipv + 1):
+                    cand = [i for i in order if i not in done_lines]
+                    if not cand:
+                        break
+                    # aspiration window around the previous score of this line
+                    prev = prev_scores[k - 1] if len(prev_scores) >= k else None
+                    if prev is not None and abs(prev) < MATE_BOUND and depth >= 4 and k == 1:
+                        delta = 30
+                        alpha0, beta0 = prev - delta, prev + delta
+                    else:
+                        delta = INF
+                        alpha0, beta0 = -INF, INF
+                    while True:
+                        alpha, beta = alpha0, beta0
+                        line_best = None
+                        line_pv: list[int] = []
+                        for number, idx in enumerate(cand, 1):
+                            s = search_move(idx, depth, alpha, beta, number, number == 1)
+                            if stopped():
+                                aborted = True
+                                break
+                            if number == 1 or s > alpha:
+                                scores[idx] = s
+                            if s > alpha or line_best is None:
+                                line_best = idx
+                                line_pv = [legal[idx].word] + row1()
+                                pvs[idx] = line_pv
+                                if s > alpha:
+                                    alpha = s
+                                if k == 1 and multipv == 1 and number > 1 and s < beta:
+                                    # a new best move mid-iteration: report it (and make it the fallback)
+                                    best_i, best_score, best_pv = idx, s, line_pv
+                                    changed = True
+                                    report(depth, k, idx, s, line_pv, None)
+                                if alpha >= beta:
+                                    break
+                        if aborted:
+                            break
+                        sc = scores[line_best]
+                        if sc <= alpha0 and alpha0 > -INF:
+                            delta *= 3
+                            alpha0 = max(-INF, sc - delta)
+                            if k == 1:
+                                report(depth, k, line_best, sc, pvs[line_best], "upperbound")
+                            continue
+                        if sc >= beta0 and beta0 < INF:
+                            delta *= 3
+                            beta0 = min(INF, sc + delta)
+                            if k == 1:
+                                best_i, best_score, best_pv = line_best, sc, pvs[line_best]
+                                report(depth, k, line_best, sc, pvs[line_best], "lowerbound")
+                            continue
+                        break
+                    if aborted:
+                        # a line the stop cut short keeps the last completed result
+                        break
+                    done_lines.append(line_best)
+                    # move the line's best to the front so the next iteration searches it first
+                    if k == 1:
+                        if line_best != best_i:
+                            changed = True
+                        best_i, best_score, best_pv = line_best, scores[line_best], pvs[line_best]
+                if aborted and not done_lines:
                     break
+                # lines in score order (a later line may come out better than an earlier one)
+                done_lines.sort(key=lambda i: -scores[i])
+                if done_lines and done_lines[0] != best_i:
+                    changed = True
+                    best_i, best_score, best_pv = done_lines[0], scores[done_lines[0]], pvs[done_lines[0]]
+                # reorder: finished lines first (in line order), the rest by score of this iteration
+                rest = [i for i in order if i not in done_lines]
+                rest.sort(key=lambda i: -scores[i])
+                order = done_lines + rest
+                prev_scores = [scores[i] for i in done_lines]
                 if aborted:
-                    # a line the stop cut short keeps the last completed result
                     break
-                done_lines.append(line_best)
-                # move the line's best to the front so the next iteration searches it first
-                if k == 1:
-                    if line_best != best_i:
-                        changed = True
-                    best_i, best_score, best_pv = line_best, scores[line_best], pvs[line_best]
-            if aborted and not done_lines:
-                break
-            # lines in score order (a later line may come out better than an earlier one)
-            done_lines.sort(key=lambda i: -scores[i])
-            if done_lines and done_lines[0] != best_i:
-                changed = True
-                best_i, best_score, best_pv = done_lines[0], scores[done_lines[0]], pvs[done_lines[0]]
-            # reorder: finished lines first (in line order), the rest by score of this iteration
-            rest = [i for i in order if i not in done_lines]
-            rest.sort(key=lambda i: -scores[i])
-            order = done_lines + rest
-            prev_scores = [scores[i] for i in done_lines]
-            if aborted:
-                break
-            depth_done = depth
-            for k, idx in enumerate(done_lines, 1):
-                report(depth, k, idx, scores[idx], pvs[idx], None)
-            if limits.mate is not None and limits.mate > 0:
-                mn = mate_in_moves(best_score)
-                if mn is not None and 0 < mn <= limits.mate:
+                depth_done = depth
+                for k, idx in enumerate(done_lines, 1):
+                    report(depth, k, idx, scores[idx], pvs[idx], None)
+                if limits.mate is not None and limits.mate > 0:
+                    mn = mate_in_moves(best_score)
+                    if mn is not None and 0 < mn <= limits.mate:
+                        break
+                if abs(best_score) > MATE_BOUND and depth >= MATE - abs(best_score) + 2 and multipv == 1 \
+                        and limits.infinite is False and time_control is None and limits.depth is None:
                     break
-            if abs(best_score) > MATE_BOUND and depth >= MATE - abs(best_score) + 2 and multipv == 1 \
-                    and limits.infinite is False and time_control is None and limits.depth is None:
-                break
-            if time_control is not None and time_control.iteration_done(depth, changed, best_score):
-                break
-            if len(legal) == 1 and time_control is not None and not limits.infinite:
-                break
-            if stopped():
-                break
+                if time_control is not None and time_control.iteration_done(depth, changed, best_score):
+                    break
+                if len(legal) == 1 and time_control is not None and not limits.infinite:
+                    break
+                if stopped():
+                    break
+        finally:
+            helper_stop[0] = 1
+            for thread in helpers:
+                thread.join()
 
         if skill < 20 and depth_done > 0:
             best_i, best_score = self._weaken(limits, pos, legal, scores, skill)
             best_pv = pvs.get(best_i, [legal[best_i].word])
         pv_moves = _pv_moves(pos, best_pv) or [legal[best_i]]
         ponder = pv_moves[1] if len(pv_moves) > 1 else None
-        return SearchResult(legal[best_i], ponder, int(best_score), depth_done, int(ws[C_NODES]), infos,
+        return SearchResult(legal[best_i], ponder, int(best_score), depth_done, total_nodes(), infos,
                             int(ws[C_SELDEPTH]) + 1, elapsed_ms(), pv_moves)
 
     # ------------------------------------------------------------------
+    def _helper(self, t: int, hws: np.ndarray, hstop: np.ndarray, children: list, stm: int,
+                max_depth: int) -> None:
+        """A lazy-SMP helper: its own iterative deepening over the root moves, sharing the table.
+
+        Helpers start at different depths and root orders so that they fill the
+        table with work the main thread can use; their results are never used directly.
+        """
+        tt = self.tt
+        order = list(range(len(children)))
+        shift = t % len(order)
+        order = order[shift:] + order[:shift]
+        for depth in range(1 + (t & 1), max_depth + 1):
+            hws[C_MAXEXT] = min(MAX_PLY - 4, 2 * depth + 8)
+            alpha = -INF
+            best = order[0]
+            for n, idx in enumerate(order):
+                m, b, w, k, key, qp = children[idx]
+                if n == 0:
+                    s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, INF, qp, hws, tt, hstop))
+                else:
+                    s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, hws, tt, hstop))
+                    if s > alpha and not hstop[0]:
+                        s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, -alpha, qp, hws, tt, hstop))
+                if hstop[0]:
+                    return
+                if s > alpha:
+                    alpha, best = s, idx
+            order.remove(best)
+            order.insert(0, best)
+
     @staticmethod
     def _rng(limits: SearchLimits, pos: Position) -> np.random.Generator:
         """A generator fixed by the seed, the position and the limits (so replies are reproducible)."""

@@ -5,7 +5,8 @@ Layout
 One flat int64 array.  Entries are 3 words, grouped in buckets of ``WAYS``
 entries (``3 * WAYS`` words, 96 bytes)::
 
-    word 0  key       the full Zobrist key (0 = empty slot)
+    word 0  check     key ^ move ^ data (0 = empty slot): a torn entry written by two
+                      search threads at once fails the check and reads as a miss
     word 1  move      the best/refutation move word (0 = none)
     word 2  data      score + 32768 in bits 0-15, depth (0-255) in bits 16-23,
                       bound in bits 24-25, generation (0-63) in bits 26-31
@@ -57,9 +58,10 @@ def probe(tt, key):
     base = bucket_of(tt, key)
     for w in range(WAYS):
         e = base + w * ENTRY_WORDS
-        if tt[e] == key:
-            d = tt[e + 2]
-            return 1, tt[e + 1], (d & 0xFFFF) - 32768, (d >> 16) & 0xFF, (d >> 24) & 3
+        d = tt[e + 2]
+        mv = tt[e + 1]
+        if (tt[e] ^ mv ^ d) == key and tt[e] != 0:
+            return 1, mv, (d & 0xFFFF) - 32768, (d >> 16) & 0xFF, (d >> 24) & 3
     return 0, np.int64(0), np.int64(0), np.int64(0), np.int64(0)
 
 
@@ -76,6 +78,8 @@ def store(tt, key, move, score, depth, bound, gen):
     for w in range(WAYS):
         e = base + w * ENTRY_WORDS
         k = tt[e]
+        if k != 0:
+            k ^= tt[e + 1] ^ tt[e + 2]
         if k == key:
             victim = e
             if move == 0:
@@ -90,9 +94,10 @@ def store(tt, key, move, score, depth, bound, gen):
         if value < worst:
             worst = value
             victim = e
-    tt[victim] = key
+    data = (score + 32768) | (depth << 16) | (bound << 24) | ((gen & 63) << 26)
+    tt[victim] = key ^ move ^ data
     tt[victim + 1] = move
-    tt[victim + 2] = (score + 32768) | (depth << 16) | (bound << 24) | ((gen & 63) << 26)
+    tt[victim + 2] = data
 
 
 @kernel
