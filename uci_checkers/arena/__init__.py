@@ -46,8 +46,8 @@ repetition``, ``no progress``, ``ply cap``, ``time forfeit``, ``illegal move``
 ``engine crash`` and ``engine timeout`` (no ``uciok``/``readyok``/``bestmove``).
 A crashed or hung engine is restarted for its next game.
 
-Exit status: 0 when the match ran, 2 for bad arguments, 3 when the match could not
-run (engine/backend error), 130 when interrupted (resume with ``--resume``).
+Exit status: 0 when the match ran, 2 for bad arguments, 3 when the backend could not
+start (e.g. Ray missing), 130 when interrupted (SIGINT/SIGTERM; continue with ``--resume``).
 """
 from __future__ import annotations
 
@@ -90,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ballots3 (default), FILE.pdn, or a FEN / move-list file")
     o.add_argument("--seed", type=int, default=1, help="seed of the opening order (default 1)")
     o.add_argument("--book-order", action="store_true", help="play the openings in book order")
-    o.add_argument("--concurrency", type=int, default=1, metavar="N", help="games at once (default 1)")
+    o.add_argument("--concurrency", type=int, default=None, metavar="N",
+                   help="games at once (default: 1 locally, one per CPU of a Ray cluster)")
     o.add_argument("--max-plies", type=int, default=400, metavar="N",
                    help="adjudicate a draw after N plies (safety net; default 400)")
     o.add_argument("--no-progress-plies", type=int, default=80, metavar="N",
@@ -240,7 +241,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         engines = engines_from_args(args)
         tournament = args.tournament or "match"
-        if args.concurrency < 1:
+        if args.concurrency is not None and args.concurrency < 1:
             raise EngineConfigError("--concurrency must be at least 1")
         book = ordered(load(args.openings), args.seed, shuffle=not args.book_order)
         games = args.games if args.games is not None else 2 * len(book)
@@ -264,7 +265,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for e in engines:
             print(f"arena: {e.describe()} [{e.limits.describe()}]", file=sys.stderr)
         print(f"arena: {len(match.jobs)} games to play ({match.resumed} resumed), "
-              f"{args.concurrency} at a time, backend {args.backend}", file=sys.stderr)
+              f"{args.concurrency or ('1' if args.backend == 'local' else 'one per CPU')} at a time, "
+              f"backend {args.backend}", file=sys.stderr)
     status = 0
     previous = _terminate_as_interrupt()
     try:

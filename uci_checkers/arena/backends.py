@@ -168,11 +168,11 @@ class RayBackend:
                 raise BackendError(f"cannot connect to Ray at {self.address or 'a new local instance'}: "
                                    f"{exc}") from exc
             started_here = True
+        in_flight: dict = {}
         try:
             remote = ray.remote(num_cpus=1, max_retries=0)(_ray_play)
             limit = self.concurrency or max(1, int(ray.cluster_resources().get("CPU", 1)))
             pending = list(reversed(jobs))
-            in_flight: dict = {}
             accepting = True
             while in_flight or (accepting and pending):
                 while accepting and pending and len(in_flight) < limit:
@@ -185,7 +185,7 @@ class RayBackend:
                     if not on_result(record):
                         accepting = False
         except BaseException:
-            for ref in list(locals().get("in_flight", {})):
+            for ref in list(in_flight):
                 try:
                     ray.cancel(ref, force=True)
                 except Exception:
@@ -196,10 +196,11 @@ class RayBackend:
                 ray.shutdown()
 
 
-def make_backend(name: str, settings: Settings, concurrency: int, address: Optional[str] = None,
-                 log: Optional[Callable[[str], None]] = None):
+def make_backend(name: str, settings: Settings, concurrency: Optional[int],
+                 address: Optional[str] = None, log: Optional[Callable[[str], None]] = None):
+    """``concurrency`` None: one game at a time locally, one per CPU of the Ray cluster."""
     if name == "local":
-        return LocalBackend(settings, concurrency, log)
+        return LocalBackend(settings, concurrency or 1, log)
     if name == "ray":
         return RayBackend(settings, concurrency, address, log=log)
     raise BackendError(f"unknown backend {name!r}: use local or ray")
