@@ -99,7 +99,8 @@ def run_main(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-COUNT_LINE = re.compile(r"^perft (\d+)(?: run \d+| median of \d+)?: (\d+) leaves in (\d+\.\d+) s \(([\d,]+|n/a) leaves/s\)$")
+COUNT_LINE = re.compile(
+    r"^perft (\d+)(?: run \d+| median of \d+)?: (\d+) leaves in (\d+\.\d+) s \(([\d,]+|n/a) leaves/s, cpu (\d+\.\d+) s\)$")
 
 
 def test_cli_count():
