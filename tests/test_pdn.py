@@ -186,3 +186,59 @@ def test_variation_with_illegal_move_is_reported_on_demand():
     assert g.variations == {1: ["1. 11-12"]}
     with pytest.raises(PdnError, match="variation 1"):
         g.variation_moves(1)
+
+
+def _arena_style_game() -> PdnGame:
+    start = Position.from_fen("W:W21-32:B1-8,10-12,15")
+    tags = {"Event": "arena", "Round": "3", "Black": "b", "White": "w", "Result": "?", "GameType": "21",
+            "SetUp": "1", "FEN": "", "Termination": "time forfeit", "PlyCount": "4"}
+    g = PdnGame.from_moves(["22-18", "15x22", "25x18", "12-16"], start=start, tags=tags, result="0-1")
+    g.comments = {2: ["+0.25/2 0.010s"], 3: ["-0.50/2 0.011s"], 4: ["+M3/5 0.002s", "Black (b): {late}"]}
+    return g
+
+
+def test_tag_order_per_move_comments_and_white_first_numbering():
+    text = write_game(_arena_style_game())
+    assert text == (
+        '[Event "arena"]\n[Round "3"]\n[Black "b"]\n[White "w"]\n[Result "0-1"]\n[GameType "21"]\n'
+        '[SetUp "1"]\n[FEN "W:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,10,11,12,15"]\n'
+        '[Termination "time forfeit"]\n[PlyCount "4"]\n\n'
+        '1... 22-18 2. 15x22 {+0.25/2 0.010s} 2... 25x18 {-0.50/2 0.011s} 3. 12-16\n'
+        '{+M3/5 0.002s} {Black (b): {late)} 0-1\n')
+    again = read_game(text)
+    assert list(again.tags) == list(_arena_style_game().tags)          # order kept on reading too
+    assert again.comments == {2: ["+0.25/2 0.010s"], 3: ["-0.50/2 0.011s"],
+                              4: ["+M3/5 0.002s", "Black (b): {late)"]}
+    assert again.complete and write_game(again) == text
+
+
+def test_tag_lookup_ignores_the_case_of_the_name():
+    g = read_game('[fen "W:W21:B1"]\n[Round "7"]\n1... 21-17 *')
+    assert g.tag("FEN") == "W:W21:B1" and g.tag("round") == "7"
+    assert g.tag("Opening") == "" and g.tag("Opening", "?") == "?"
+
+
+def test_a_cut_off_game_is_incomplete_or_an_error_never_a_finished_game():
+    # what a program appending games as they finish leaves when it is killed mid-write
+    first = PdnGame.from_moves("11-15 23-19 8-11 22-17".split(), tags={"Round": "1"}, result="1/2-1/2")
+    second = _arena_style_game()
+    head = write_game(first) + "\n"
+    text = head + write_game(second) + "\n"
+    seen_incomplete = 0
+    for cut in range(len(head), len(text) + 1):
+        doc = parse_pdn(text[:cut])
+        assert doc.games[0].complete and doc.games[0].moves == first.moves
+        rest = doc.games[1:]
+        assert len(rest) + len(doc.errors) <= 1
+        for g in rest:
+            if g.complete:                  # only once the result token is there
+                assert cut >= len(text) - 2 and g.moves == second.moves and g.result == "0-1"
+            else:
+                seen_incomplete += 1
+                assert g.moves == second.moves[:len(g.moves)]
+                assert g.result == (g.tag("Result") or "*")
+    assert seen_incomplete > 20
+    # a game in the middle of a file without a result token is incomplete too
+    doc = parse_pdn('[Round "1"]\n[Result "1-0"]\n\n1. 11-15 23-19\n[Round "2"]\n\n1. 9-13 *\n')
+    assert [g.complete for g in doc.games] == [False, True] and doc.games[0].result == "1-0"
+    assert PdnGame().complete                       # a game built in memory is whole

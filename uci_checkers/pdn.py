@@ -30,12 +30,20 @@ What the reader understands
 
 A game ends at its result token, or where a new tag section starts after
 movetext.  An unclosed ``{`` or ``(`` is cut at the next line that starts a tag
-pair, so one broken comment cannot swallow the rest of the file.
+pair, so one broken comment cannot swallow the rest of the file.  A game whose
+movetext stops without a result token (a file cut off while a game was being
+written) is read as far as it goes with ``complete`` False, so a program that
+appends games as they finish can tell a cut-off game from a finished one; its
+``result`` then comes from the ``Result`` tag.
 
-Writing (:func:`write_game`) gives the tags (``Result`` set from the game, ``FEN``
-added when the start is not the initial position), then the movetext with full
-capture paths, ``N.``/``N...`` numbers, NAGs, comments and variations, wrapped at
-80 columns.  Reading what was written gives the same game back.
+Writing (:func:`write_game`) gives the tags in the order of ``PdnGame.tags``
+(``Result`` set from the game, ``FEN`` added when the start is not the initial
+position; either stays where the dict has it), then the movetext with full
+capture paths, ``N.``/``N...`` numbers (``1...`` first when White starts, and
+again after a comment or variation), NAGs, comments (``comments[k]`` after the
+k-th move: e.g. an engine's score and time per move) and variations, wrapped at
+80 columns.  Reading what was written gives the same game back, and writing it
+again gives the same text.
 """
 from __future__ import annotations
 
@@ -97,6 +105,7 @@ class PdnGame:
     first_move_number: int = 1
     index: int = 0           # position in the file it was read from (0-based)
     line: int = 0            # line where it starts in that file
+    complete: bool = True    # False: read from a movetext that stops without a result token
 
     # --- construction -------------------------------------------------------
     @classmethod
@@ -128,6 +137,11 @@ class PdnGame:
                    moves=played, result=norm)
 
     # --- views ---------------------------------------------------------------
+    def tag(self, name: str, default: str = "") -> str:
+        """The value of tag ``name`` (the case of the name is ignored), or ``default``."""
+        value = _tag(self.tags, name)
+        return default if value is None else value
+
     def game(self, no_progress_plies: Optional[int] = None) -> Game:
         """The moves replayed as a :class:`Game` (for status, repetitions, an engine)."""
         g = Game(self.start) if no_progress_plies is None else Game(self.start, no_progress_plies)
@@ -409,6 +423,7 @@ def _build_game(tags: list[_Token], body: list[_Token], index: int, lines: _Line
     result = normalize_result(tag_result) if tag_result else None
     pos = start
     first_number: Optional[int] = None
+    game.complete = bool(body) and body[-1].kind == "result"
     for tok in body:
         ply = len(game.moves)
         if tok.kind == "number":
