@@ -15,11 +15,11 @@ import pytest
 
 from uci_checkers.arena import main as arena_main
 from uci_checkers.arena import game as G
-from uci_checkers.arena import pdn
 from uci_checkers.arena.backends import LocalBackend
 from uci_checkers.arena.engine import EngineConfig, Limits, Timeouts, parse_tc, EngineConfigError
 from uci_checkers.arena.openings import Opening, START_FEN, ballots, load, ordered
 from uci_checkers.arena.runner import Match, MatchError, schedule
+from uci_checkers.pdn import PdnGame, read_pdn_file
 from uci_checkers.position import Game, GameStatus, Position
 
 MOVER = str(Path(__file__).resolve().parent / "engines" / "random_mover.py")
@@ -38,17 +38,19 @@ def fast_settings(**kw) -> G.Settings:
 NATURAL = {G.NO_MOVES, G.REPETITION, G.NO_PROGRESS}
 
 
-def replay_and_check(path: Path, max_plies: int = 400, no_progress: int = 80) -> list[pdn.PdnGame]:
+def replay_and_check(path: Path, max_plies: int = 400, no_progress: int = 80) -> list[PdnGame]:
     """Every game in the PDN replays legally to the recorded result."""
-    games = pdn.read_file(path)
+    doc = read_pdn_file(path)
+    assert not doc.errors, doc.errors
+    games = doc.games
     for g in games:
         assert g.complete and g.tag("GameType") == "21"
         assert g.result == g.tag("Result") and g.result in ("1-0", "0-1", "1/2-1/2")
         start = Position.from_fen(g.tag("FEN")) if g.tag("SetUp") == "1" else Position.start()
         game = Game(start, no_progress)
-        for text in g.moves:
+        for move in g.moves:
             assert not game.status().is_over, "a move after the game was over"
-            game.push_text(text)
+            game.push_text(str(move))
         assert int(g.tag("PlyCount")) == len(g.moves)
         term = g.tag("Termination")
         status = game.status()
@@ -97,6 +99,13 @@ def test_opening_files_fen_moves_and_pdn(tmp_path):
                         '[Event "y"]\n\n1. 9-14 22-18 *\n')
     book = load(str(pdn_file))
     assert [op.moves for op in book] == [("11-15", "23-19"), ("9-14", "22-18")]
+    assert [op.label for op in book] == ["x", "y"] and book[0].fen == START_FEN
+    pdn_file.write_text('[FEN "W:W21-32:B1-12"]\n\n1... 21-17 *\n\n1. 9-14 22-18 14-17 *\n')
+    book = load(str(pdn_file))
+    assert book[0].fen.startswith("W:") and book[0].label == "book.pdn #1" and book[0].moves == ("21-17",)
+    pdn_file.write_text('[Event "ok"]\n1. 9-14 *\n\n[Event "broken"]\n1. 9-14 22-18 14-19 *\n')
+    with pytest.raises(ValueError, match="game 2.*14-19"):     # a broken book fails at once
+        load(str(pdn_file))
     bad = tmp_path / "bad.fen"
     bad.write_text("11-16 16-20\n")
     with pytest.raises(ValueError):
@@ -146,7 +155,7 @@ def test_random_movers_match_writes_a_pdn_the_rules_core_replays(tmp_path):
         job = jobs[int(g.tag("Round")) - 1]
         assert (g.tag("Black"), g.tag("White")) == (job.black.name, job.white.name)
         assert g.tag("Opening") == job.opening.label
-        assert g.moves[:3] == list(job.opening.moves)
+        assert [str(m) for m in g.moves[:3]] == list(job.opening.moves)
     st = match.stats[0]
     assert st.games == 6 and st.pairs == 3 and sum(st.penta) == 3
     assert st.wins + st.draws + st.losses == 6
@@ -284,10 +293,12 @@ def test_resume_skips_recorded_games_and_drops_a_truncated_tail(tmp_path):
                   resume=True)
     assert again.resumed == 4 and [j.number for j in again.jobs] == [5, 6]
     assert again.stats[0].games == 4
+    assert out.read_text() == text       # the cut-off game is gone, the finished ones are untouched
     result = again.run(LocalBackend(settings, 1))
     games = replay_and_check(out, max_plies=120)
     assert sorted(int(g.tag("Round")) for g in games) == [1, 2, 3, 4, 5, 6]
     assert again.stats[0].games == 6 and again.stats[0].pairs == 3
+    assert out.read_text().startswith(text)
     # resuming a finished match plays nothing and counts everything once
     done = Match(engines, schedule(engines, "match", 6, book), settings, "match", str(out), resume=True)
     assert done.jobs == [] and done.stats[0].games == 6
@@ -308,7 +319,7 @@ def test_sprt_stops_the_match_early(tmp_path):
                                    sprt=Sprt(0, 50, 0.1, 0.1))
     assert result.sprt_decision == "H1" and result.stopped_early
     assert match.finished < 400 and result.sprt_llr >= match.sprt.upper
-    assert len(pdn.read_file(out)) == match.finished
+    assert len(read_pdn_file(out).games) == match.finished
 
 
 # --- command line -----------------------------------------------------------------
@@ -379,7 +390,7 @@ def test_interrupted_match_exits_cleanly_and_resumes(tmp_path):
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130 and "--resume" in err
-    played = len(pdn.read_file(out, strict=False))
+    played = sum(g.complete for g in read_pdn_file(out).games)
     assert 2 <= played < 12
     done = subprocess.run(args + ["--resume", "--json", str(tmp_path / "s.json")], env=env,
                           capture_output=True, text=True, timeout=120)

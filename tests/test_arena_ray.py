@@ -9,11 +9,11 @@ import pytest
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'uci_checkers[cluster]')")
 
 from uci_checkers.arena import game as G  # noqa: E402
-from uci_checkers.arena import pdn  # noqa: E402
 from uci_checkers.arena.backends import RayBackend, ray_runtime_env  # noqa: E402
 from uci_checkers.arena.engine import EngineConfig, Limits, Timeouts  # noqa: E402
 from uci_checkers.arena.openings import ballots, ordered  # noqa: E402
 from uci_checkers.arena.runner import Match, schedule  # noqa: E402
+from uci_checkers.pdn import read_pdn_file  # noqa: E402
 from uci_checkers.position import Game, Position  # noqa: E402
 
 MOVER = str(Path(__file__).resolve().parent / "engines" / "random_mover.py")
@@ -37,12 +37,14 @@ def test_ray_backend_plays_games_and_writes_each_once(local_ray, tmp_path):
     out = tmp_path / "ray.pdn"
     match = Match(engines, jobs, settings, "match", str(out))
     result = match.run(RayBackend(settings, concurrency=2))
-    games = pdn.read_file(out)
+    doc = read_pdn_file(out)
+    games = doc.games
+    assert not doc.errors
     assert result.records == 6 and sorted(int(g.tag("Round")) for g in games) == list(range(1, 7))
     for g in games:
         game = Game(Position.start())
-        for text in g.moves:
-            game.push_text(text)                # every recorded move is legal
+        for move in g.moves:
+            game.push_text(str(move))           # every recorded move is legal
         if g.tag("Termination") == G.NO_MOVES:
             assert game.status().pdn_result == g.result
         else:

@@ -12,6 +12,29 @@ The runner, not the engines, decides every result:
   on time;
 * a crash or a missing ``uciok``/``readyok``/``bestmove`` loses the game; the
   process is discarded and :class:`EnginePool` starts a fresh one next game.
+
+A finished game is written with :mod:`uci_checkers.pdn` (see :meth:`GameRecord.pdn_game`)::
+
+    [Event "uci_checkers arena"]
+    [Site "host"]
+    [Date "2026.11.29"]
+    [Round "7"]
+    [Black "new"]
+    [White "old"]
+    [Result "1-0"]
+    [GameType "21"]
+    [Opening "ACF 12: 9-13 23-19 11-16"]
+    [Termination "no legal moves"]
+    [PlyCount "57"]
+    [TimeControl "10+0.1"]
+
+    1. 9-13 23-19 2. 11-16 {+0.12/9 0.210s} 2... 22-18 {-0.08/9 0.198s} ...
+
+The result is from the first player's (Black's) side.  A game from a set-up
+position carries ``[SetUp "1"]`` and ``[FEN "..."]`` (``1...`` starts the move text
+when White moves first).  The opening moves are part of the move text, so the
+record replays from its own start; each engine move has its ``{score/depth time}``
+comment and the reason for an adjudicated end is a last comment.
 """
 from __future__ import annotations
 
@@ -23,8 +46,8 @@ from datetime import datetime, timezone
 from typing import Callable, Optional
 
 from ..notation import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, NotationError
-from ..position import DEFAULT_NO_PROGRESS_PLIES, GameStatus
-from . import pdn
+from ..pdn import PdnGame, write_game
+from ..position import DEFAULT_NO_PROGRESS_PLIES, GameStatus, Position
 from .engine import (EngineConfig, EngineCrashed, EngineError, EngineProcess, EngineTimeout, Limits,
                      Timeouts)
 from .openings import START_FEN, Opening
@@ -94,7 +117,6 @@ class GameRecord:
     date: str = ""
     duration_s: float = 0.0
     time_control: str = "-"
-    first_turn: int = 0
 
     def score_for(self, name: str) -> float:
         """Points (1, 0.5, 0) the engine called ``name`` earned in this game."""
@@ -103,19 +125,24 @@ class GameRecord:
         winner = self.black if self.result == "1-0" else self.white
         return 1.0 if winner == name else 0.0
 
-    def pdn(self, event: str, site: str) -> str:
-        tags: list[tuple[str, str]] = [
-            ("Event", event), ("Site", site), ("Date", self.date[:10].replace("-", ".") or "????.??.??"),
-            ("Round", str(self.number)), ("Black", self.black), ("White", self.white),
-            ("Result", self.result), ("GameType", "21"),
-        ]
+    def pdn_game(self, event: str, site: str) -> PdnGame:
+        """The game as a :class:`PdnGame` (tags in the order above; moves checked by the rules core)."""
+        tags = {"Event": event, "Site": site, "Date": self.date[:10].replace("-", ".") or "????.??.??",
+                "Round": str(self.number), "Black": self.black, "White": self.white,
+                "Result": self.result, "GameType": "21"}
         if not self.fen_is_start:
-            tags += [("SetUp", "1"), ("FEN", self.fen)]
-        tags += [("Opening", self.opening), ("Termination", self.termination),
-                 ("PlyCount", str(len(self.moves))), ("TimeControl", self.time_control)]
-        comments = self.comments if any(self.comments) else None
-        return pdn.format_game(tags, self.moves, self.result, self.first_turn, comments,
-                               self.detail or None)
+            tags.update(SetUp="1", FEN=self.fen)
+        tags.update(Opening=self.opening, Termination=self.termination, PlyCount=str(len(self.moves)),
+                    TimeControl=self.time_control)
+        game = PdnGame.from_moves(self.moves, Position.from_fen(self.fen), tags, self.result)
+        game.comments = {ply: [text] for ply, text in enumerate(self.comments, 1) if text}
+        if self.detail:
+            game.comments.setdefault(len(self.moves), []).append(self.detail)
+        return game
+
+    def pdn(self, event: str, site: str) -> str:
+        """PDN text of the game, ending with a blank line (ready to append to a file)."""
+        return write_game(self.pdn_game(event, site)) + "\n"
 
     @property
     def fen_is_start(self) -> bool:
@@ -215,7 +242,7 @@ def play_game(job: GameJob, pool: EnginePool, stop: Optional[threading.Event] = 
         moves=[str(m) for m in game.moves], opening_plies=len(game.moves), result="*",
         termination="", comments=[None] * len(game.moves),
         date=datetime.now(timezone.utc).strftime("%Y-%m-%d"),
-        time_control=_tc_tag(limits), first_turn=game.start.turn)
+        time_control=_tc_tag(limits))
 
     def finish(result: str, termination: str, detail: str = "") -> GameRecord:
         record.result, record.termination, record.detail = result, termination, detail

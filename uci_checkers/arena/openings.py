@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Optional
 
 from ..notation import NotationError
+from ..pdn import decode_pdn_bytes, parse_pdn
 from ..position import Game, Position
-from . import pdn
 
 BALLOTS = "ballots3"
 START_FEN = Position.start().fen()
@@ -74,7 +74,7 @@ def load(spec: Optional[str]) -> list[Opening]:
         path = Path(spec)
         if not path.is_file():
             raise OpeningError(f"opening book {spec!r} not found (use 'ballots3', a .pdn file or a FEN file)")
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = decode_pdn_bytes(path.read_bytes())
         if path.suffix.lower() == ".pdn" or text.lstrip().startswith("["):
             openings = _from_pdn(text, path.name)
         else:
@@ -87,21 +87,16 @@ def load(spec: Optional[str]) -> list[Opening]:
 
 
 def _from_pdn(text: str, source: str) -> list[Opening]:
+    """Each game of the PDN text (its FEN and moves, checked by the reader) as an opening."""
+    doc = parse_pdn(text)
+    if doc.errors:                      # a broken book fails at once, naming the game
+        raise OpeningError(f"{source}: {doc.errors[0]}")
     out = []
-    try:
-        games = list(pdn.read_games(text))
-    except pdn.PdnError as exc:
-        raise OpeningError(f"{source}: {exc}") from exc
-    for i, g in enumerate(games, 1):
-        fen = g.tag("FEN") or START_FEN
-        try:
-            fen = Position.from_fen(fen).fen()
-        except NotationError as exc:
-            raise OpeningError(f"{source} game {i}: {exc}") from exc
-        label = g.tag("Opening") or g.tag("Event") or f"{source} #{i}"
+    for g in doc.games:
+        label = g.tag("Opening") or g.tag("Event")
         if label in ("?", ""):
-            label = f"{source} #{i}"
-        out.append(Opening(label, fen, tuple(g.moves)))
+            label = f"{source} #{g.index + 1}"
+        out.append(Opening(label, g.start.fen(), tuple(str(m) for m in g.moves)))
     return out
 
 

@@ -3,8 +3,10 @@
 The schedule is a pure function of the engines, the tournament type, the number
 of games per pair and the (seeded) opening order, so the same command line always
 gives the same list of games; a game's number is its PDN ``Round``.  Resuming reads
-the PDN, checks each recorded game against the schedule (same number, players and
-opening), counts it and plays only the rest.
+the PDN (:mod:`uci_checkers.pdn`, which replays every move with the rules core),
+checks each finished game against the schedule (same number, players and
+opening), counts it and plays only the rest; a game cut off by the interruption
+is dropped from the file and played again.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional, TextIO
 
-from . import pdn
+from ..pdn import PdnError, read_pdn_file, write_game
 from .engine import EngineConfig
 from .game import GameJob, GameRecord, Settings
 from .openings import Opening
@@ -132,12 +134,12 @@ class Match:
     def _resume(self, path: str) -> None:
         by_number = {job.number: job for job in self.jobs}
         try:
-            games = pdn.read_file(path, strict=False)
-        except pdn.PdnError as exc:
+            games = read_pdn_file(path).games   # a broken game is left out of .games: played again
+        except (OSError, PdnError) as exc:
             raise MatchError(f"cannot resume from {path}: {exc}") from exc
         done = []
         for g in games:
-            if not g.complete or g.error or g.result not in ("1-0", "0-1", "1/2-1/2"):
+            if not g.complete or g.result not in ("1-0", "0-1", "1/2-1/2"):
                 continue                        # a game cut off by the interruption: play it again
             try:
                 number = int(g.tag("Round"))
@@ -153,17 +155,13 @@ class Match:
                 continue
             self.written.add(number)
             done.append((job, g))
-        # Rewrite the file with only the complete games, so a truncated tail disappears.
-        text = open(path, encoding="utf-8", errors="replace").read()
-        kept = [chunk for chunk in _split_games(text) if _chunk_round(chunk) in self.written]
-        seen: set[int] = set()
+        # Rewrite the file with only the finished games (once each), so a truncated tail
+        # disappears; the arena's own games are written back exactly as they were.
         with open(path, "w", encoding="utf-8") as f:
-            for chunk in kept:
-                r = _chunk_round(chunk)
-                if r in seen:
-                    continue
-                seen.add(r)
-                f.write(chunk.rstrip("\n") + "\n\n")
+            for _, g in done:
+                f.write(write_game(g) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
         for job, g in sorted(done, key=lambda t: t[0].number):
             self._count(job.pairing, job.pair_game, g.tag("Black"), g.tag("White"), g.result,
                         g.tag("Termination"))
@@ -324,30 +322,6 @@ class Match:
         if extra:
             out.update(extra)
         return out
-
-
-def _split_games(text: str) -> list[str]:
-    """PDN text cut into games at each ``[Event`` tag that starts a line."""
-    chunks: list[str] = []
-    cur: list[str] = []
-    for line in text.splitlines():
-        if line.startswith("[Event ") and cur and any(not l.startswith("[") and l.strip() for l in cur):
-            chunks.append("\n".join(cur))
-            cur = []
-        cur.append(line)
-    if cur:
-        chunks.append("\n".join(cur))
-    return chunks
-
-
-def _chunk_round(chunk: str) -> Optional[int]:
-    games = list(pdn.read_games(chunk, strict=False))
-    if len(games) != 1 or not games[0].complete or games[0].error:
-        return None
-    try:
-        return int(games[0].tag("Round"))
-    except ValueError:
-        return None
 
 
 def write_json(path: str, data: dict) -> None:
