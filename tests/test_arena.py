@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -358,13 +359,22 @@ def test_cli_plot(tmp_path):
 @pytest.mark.skipif(importlib.util.find_spec("uci_checkers.protocol") is None,
                     reason="the engine protocol loop (uci_checkers.protocol) is not there yet")
 def test_real_engine_match_at_depth_2(tmp_path):
+    # two instances of the package's engine, colours reversed, from a set-up position (nine men
+    # against five) that a depth-2 search wins in about 30 plies: short games that still end by
+    # the rules, so the replay below reaches the recorded result (the ply cap is a safety net)
+    book = tmp_path / "rout.fen"
+    book.write_text("B:W27,28,30,31,32:B1,2,3,5,6,7,9,10,11\n")
     out = tmp_path / "real.pdn"
-    code = arena_main(["--depth", "2", "--games", "2", "--pdn-out", str(out), "--no-progress",
-                       "--timeout-move", "60"])
+    code = arena_main(["--depth", "2", "--games", "2", "--openings", str(book), "--max-plies", "120",
+                       "--pdn-out", str(out), "--no-progress", "--timeout-move", "60"])
     assert code == 0
-    games = replay_and_check(out)
+    games = replay_and_check(out, max_plies=120)
     assert len(games) == 2
     assert {g.tag("Black") for g in games} == {"uci_checkers", "uci_checkers#2"}
+    assert all(g.tag("Termination") == G.NO_MOVES and g.result == "1-0" for g in games)
+    for g in games:                     # every engine move has its {score/depth time} comment
+        assert all(re.fullmatch(r"[+-](\d+\.\d\d|M\d+)/2 \d+\.\d{3}s", g.comments[ply][0])
+                   for ply in range(1, len(g.moves) + 1)), g.comments
 
 
 def test_interrupted_match_exits_cleanly_and_resumes(tmp_path):
