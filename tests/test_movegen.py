@@ -280,3 +280,31 @@ def test_perft_kernel_on_random_positions_matches_reference():
             board, side = make(rng), rng.choice("bw")
             pos = Position.from_fen(ref.board_to_fen(board, side))
             assert perft(pos, 3) == ref.perft(board, side, 3), ref.board_to_fen(board, side)
+
+
+def test_bitboard_layout_matches_reference_geometry():
+    """Every diagonal step of the padded layout is a shift by 4 or 5, and ghost bits never hold a square."""
+    from uci_checkers.bitboard import BIT_TO_SQUARE, SQUARES, bits_to_squares, square_bit, squares_to_bits
+    assert bin(SQUARES).count("1") == 32
+    for ghost in (8, 17, 26):
+        assert not SQUARES >> ghost & 1 and BIT_TO_SQUARE[ghost] == 0
+    for sq in range(1, 33):
+        b = SQUARE_TO_BIT[sq - 1]
+        assert BIT_TO_SQUARE[b] == sq and square_bit(sq) == 1 << b
+        r, c = ref.square_rc(sq)
+        # Neighbours from the reference geometry; the layout's shifts must give exactly these.
+        toward_white = {ref.rc_square(r + 1, c - 1), ref.rc_square(r + 1, c + 1)} - {None}
+        toward_black = {ref.rc_square(r - 1, c - 1), ref.rc_square(r - 1, c + 1)} - {None}
+        down = {BIT_TO_SQUARE[b + s] for s in (4, 5) if b + s < 64 and SQUARES >> (b + s) & 1}
+        up = {BIT_TO_SQUARE[b - s] for s in (4, 5) if b - s >= 0 and SQUARES >> (b - s) & 1}
+        assert down == toward_white and up == toward_black, sq
+    assert bits_to_squares(squares_to_bits([1, 17, 32])) == [1, 17, 32]
+
+
+def test_zobrist_keys_are_fixed():
+    # Keys come from a fixed seed, so every process and every compile cache agree.
+    # (Changing the seed on purpose changes this fingerprint.)
+    assert Position.start().zobrist() == 4476773180182058203
+    from uci_checkers.bitboard import ZOBRIST_PIECE
+    assert ZOBRIST_PIECE.dtype == np.int64 and (ZOBRIST_PIECE >= 0).all()
+    assert len(set(ZOBRIST_PIECE[:, list(SQUARE_TO_BIT)].ravel().tolist())) == 4 * 32
