@@ -28,9 +28,9 @@ from typing import Optional, Sequence, TextIO
 import numpy as np
 
 from . import movegen as mg
-from ._jit import borrow, kernel
-from .movegen import (_BCROWN, _SQ, _WCROWN, CAPTURE_MASK, MAX_MOVES, PROMOTION_FLAG, _count_side, _jumpers,
-                      count_moves, gen_captures)
+from ._jit import borrow, ctz, kernel
+from .movegen import (_BCROWN, _SQ, _WCROWN, CAPTURE_MASK, MAX_MOVES, PROMOTION_FLAG, _count_side, _gen_chains,
+                      _jumpers, count_moves, gen_captures)
 from .notation import NotationError
 from .position import Move, Position
 
@@ -92,11 +92,65 @@ def _perft2_side(us, them, kings, stm, moves, paths, ply):
                     total += _count_side(them, nus, nk, 0)
         return total
     start = ply * MAX_MOVES
-    side = np.int64(stm)  # not a literal: share the one generic gen_captures (compile time)
+    side = np.int64(stm)  # not a literal: the one compiled _gen_chains serves both colours
+    # Men's jumps bit-parallel per direction: a jump whose landing allows no further
+    # jump (or crowns) is made in registers; a chain that goes on is enumerated
+    # from its first landing into the buffer, as are all king captures.  (For a
+    # man the start and jumped squares lie behind it: the original ``them`` and
+    # ``empty`` decide its continuation.)
+    men = us & ~kings
+    n = 0
     if stm == 0:
-        n = gen_captures(us, them, kings, side, moves, paths, start)
+        crown = _BCROWN
+        again = ((them >> 4) & (empty >> 8)) | ((them >> 5) & (empty >> 10))
     else:
-        n = gen_captures(them, us, kings, side, moves, paths, start)
+        crown = _WCROWN
+        again = ((them << 4) & (empty << 8)) | ((them << 5) & (empty << 10))
+    for d in range(2):
+        if stm == 0:
+            if d == 0:
+                lands = (men & (them >> 4) & (empty >> 8)) << 8
+            else:
+                lands = (men & (them >> 5) & (empty >> 10)) << 10
+        else:
+            if d == 0:
+                lands = (men & (them << 4) & (empty << 8)) >> 8
+            else:
+                lands = (men & (them << 5) & (empty << 10)) >> 10
+        while lands != 0:
+            t = lands & -lands
+            lands ^= t
+            if stm == 0:
+                if d == 0:
+                    f = t >> 8
+                    v = t >> 4
+                else:
+                    f = t >> 10
+                    v = t >> 5
+            else:
+                if d == 0:
+                    f = t << 8
+                    v = t << 4
+                else:
+                    f = t << 10
+                    v = t << 5
+            if (t & crown) == 0 and (t & again) != 0:
+                n = _gen_chains(ctz(f), t, them, v, empty, crown, np.int64(0), side, ctz(t), np.int64(1),
+                                n, moves, paths, start)
+                continue
+            nk = kings & ~v
+            if (t & crown) != 0:
+                nk |= t
+            if stm == 0:
+                total += _count_side(them & ~v, us ^ (f | t), nk, 1)
+            else:
+                total += _count_side(them & ~v, us ^ (f | t), nk, 0)
+    kj = j & kings
+    while kj != 0:
+        bit = kj & -kj
+        kj ^= bit
+        n = _gen_chains(ctz(bit), bit, them, np.int64(0), empty | bit, crown, np.int64(1), side, np.int64(0),
+                        np.int64(0), n, moves, paths, start)
     for i in range(n):
         mv = moves[start + i]
         f = np.int64(1) << (mv & 63)
