@@ -1,8 +1,9 @@
 """Perft: count the leaf nodes of the legal-move tree (the move generator's test and benchmark).
 
 The kernel counts in bulk: two plies above the leaves ``_perft2_side`` makes
-each quiet move in registers and counts the replies with ``movegen._count_side``
-(popcounts and a bit-parallel count of single jumps), compiled once per colour.
+each quiet move and each man's single jump in registers and counts the replies
+with ``movegen._count_side`` (popcounts and a bit-parallel count of single
+jumps), compiled once per colour.
 
 Command line (``uci-checkers perft``)::
 
@@ -43,8 +44,9 @@ from .position import Move, Position
 def _perft2_side(us, them, kings, stm, moves, paths, ply):
     """Leaves two plies below (mover's pieces first); ``stm`` a literal at each call site.
 
-    Quiet moves are made in registers (no buffer traffic); captures go through the
-    move buffer.  Each child's replies are counted in bulk by ``_count_side``.
+    Quiet moves and men's single jumps are made in registers (no buffer traffic);
+    chains that go on and king captures go through the move buffer.  Each child's
+    replies are counted in bulk by ``_count_side``.
     """
     empty = _SQ & ~(us | them)
     j = _jumpers(us, them, kings, empty, stm)
