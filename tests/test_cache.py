@@ -277,3 +277,30 @@ def test_prune_under_explicit_cache_dir_only_touches_hash_named_dirs(tmp_path):
         os.utime(d, (now - 30 * 86400,) * 2)
     assert _jit.prune_stale_caches(chosen, now=now) == [old]
     assert keep.exists() and user.exists()
+
+
+def test_cache_key_covers_every_kernel_module_and_what_it_imports():
+    names = {p.stem for p in _jit.kernel_sources()}
+    pkg = Path(_jit.__file__).parent
+    for path in pkg.glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if "from ._jit import" in text or "from . import _jit" in text:
+            assert path.stem in names, f"{path.name} compiles kernels but does not key the cache"
+    # bitboard's constant tables are frozen into the kernels that read them
+    assert {"_jit", "bitboard", "movegen", "search"} <= names
+    # pure-Python front ends do not key it: editing them must not force a recompile
+    assert not names & {"protocol", "engine", "hub", "client", "analyse", "cli"}
+
+
+def test_editing_a_front_end_keeps_the_cache_but_editing_a_kernel_module_changes_it(tmp_path):
+    root = tmp_path / "copy"
+    pkg = copy_package(root)
+    probe = "import json; from uci_checkers import _jit; print(json.dumps({'hash': _jit.SOURCE_HASH}))"
+    env = clean_env(root)
+    before = run_json(root, probe, env)["hash"]
+    with open(pkg / "protocol.py", "a") as f:
+        f.write("\n# a comment in a front end\n")
+    assert run_json(root, probe, env)["hash"] == before
+    with open(pkg / "movegen.py", "a") as f:
+        f.write("\n# a comment in a kernel module\n")
+    assert run_json(root, probe, env)["hash"] != before

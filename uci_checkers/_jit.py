@@ -12,8 +12,10 @@ numba keys each cached function on its *own* source file only, so an edit to a
 callee in another module (or to a module-level constant table) would silently
 reuse stale machine code.  We therefore install a cache locator that places the
 cache of every function of this package in a directory named after a hash of
-*all* package sources (plus the numba and Python versions).  Any edit or upgrade
-gives a fresh directory.
+the sources that can affect compiled code (every module that uses ``_jit`` and
+everything those import from the package, transitively: see
+:func:`kernel_sources`), plus the numba and Python versions.  Any such edit or
+an upgrade gives a fresh directory; editing the protocol or the arena does not.
 
 Where the cache lives (first writable wins):
 
@@ -54,9 +56,39 @@ __all__ = ["kernel", "popcount", "ctz", "borrow", "CACHE_DIR", "SOURCE_HASH", "t
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
+_RELATIVE_IMPORT = re.compile(r"^\s*from\s+\.([A-Za-z_][A-Za-z0-9_]*)?\s+import\s+([^\n(]+|\([^)]*\))", re.M)
+
+
+def kernel_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
+    """The modules whose text can change compiled code: every top-level module that
+    uses this one (``_jit``), and everything those import from the package, transitively.
+
+    Only these key the cache, so editing a pure-Python layer (the protocol, the
+    arena, the client) does not force every kernel to recompile.
+    """
+    modules = {p.stem: p for p in package_dir.glob("*.py")}
+    deps: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found = set()
+        for module, names in _RELATIVE_IMPORT.findall(path.read_text(encoding="utf-8")):
+            if module:
+                found.add(module)
+            else:  # "from . import a, b"
+                found.update(n.strip(" ()\n").split(" as ")[0] for n in names.split(","))
+        deps[name] = {d for d in found if d in modules}
+    todo = [n for n, d in deps.items() if "_jit" in d] + ["_jit"]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(deps.get(name, ()))
+    return sorted(modules[n] for n in seen)
+
+
 def _source_hash() -> str:
     digest = hashlib.sha256()
-    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+    for path in kernel_sources():
         digest.update(path.relative_to(PACKAGE_DIR).as_posix().encode())
         digest.update(path.read_bytes())
     digest.update(numba.__version__.encode())
