@@ -110,8 +110,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--hash", type=int, default=BENCH_HASH_MB, help="table size in MiB (default 16)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the totals")
     args = parser.parse_args(argv)
-    if args.depth < 1 or args.depth > 60:
-        parser.error("depth must be between 1 and 60")
+    if args.depth < 1 or args.depth > 64:
+        parser.error("depth must be between 1 and 64")
 
     def show(i: int, fen: str, nodes: int, seconds: float) -> None:
         if not args.quiet:

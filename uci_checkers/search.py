@@ -90,9 +90,9 @@ C_MAXEXT = W_CTL + 7      # ply beyond which forced-move extensions stop
 # pruning parameters (measured: see the report in the search issue)
 RFP_DEPTH = 3           # reverse futility pruning up to this depth (0 = off)
 RFP_MARGIN = 50         # centi-men per ply of depth
-LMR_MIN_I = 3           # first move index (0-based) that may be reduced
-LMR_I2 = 6              # from this index ...
-LMR_D2 = 5              # ... and this depth, reduce by 2
+LMR_MIN_I = 2           # first move index (0-based) that may be reduced
+LMR_I2 = 5              # from this index ...
+LMR_D2 = 4              # ... and this depth, reduce by 2
 QS_THREAT = 1           # at depth 0, a position where the opponent threatens a capture is searched one move on
 
 _SQ = SQUARES
