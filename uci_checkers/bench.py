@@ -19,7 +19,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-DEFAULT_DEPTH = 13
+DEFAULT_DEPTH = 15
 BENCH_HASH_MB = 16
 
 # ACF ballots: the position after the three moves (White to move).
