@@ -699,7 +699,7 @@ class Searcher:
                                 pvs[idx] = line_pv
                                 if s > alpha:
                                     alpha = s
-                                if k == 1 and multipv == 1 and number > 1 and s < beta:
+                                if k == 1 and multipv == 1 and number > 1 and s < beta and depth > 1:
                                     # a new best move mid-iteration: report it (and make it the fallback)
                                     best_i, best_score, best_pv = idx, s, line_pv
                                     changed = True
