@@ -93,7 +93,7 @@ RFP_MARGIN = 50         # centi-men per ply of depth
 LMR_MIN_I = 2           # first move index (0-based) that may be reduced
 LMR_I2 = 5              # from this index ...
 LMR_D2 = 4              # ... and this depth, reduce by 2
-QS_THREAT = 1           # at depth 0, a position where the opponent threatens a capture is searched one move on
+QS_THREAT = 1           # at depths 0 .. 1-QS_THREAT a position where the opponent threatens a capture is searched one move on
 
 _SQ = SQUARES
 _BCROWN = BLACK_CROWN
@@ -251,7 +251,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, stop
     capt = mg.has_capture(black, white, kings, stm)
     threat = False
     if depth <= 0 and not capt:
-        if QS_THREAT == 0 or depth < 0 or not mg.has_capture(black, white, kings, 1 - stm):
+        if depth <= -QS_THREAT or not mg.has_capture(black, white, kings, 1 - stm):
             return evaluate(black, white, kings, stm)
         # the opponent threatens a capture: the static score would miss it, look one move further
         threat = True
@@ -286,7 +286,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, stop
 
     # single reply: do not spend depth on a forced move (bounded by ply)
     if threat:
-        new_depth = -1
+        new_depth = depth - 1
     elif n == 1 and ply < ws[C_MAXEXT]:
         new_depth = depth
     else:
