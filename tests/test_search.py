@@ -271,3 +271,9 @@ def test_threads_two_gives_legal_move_and_stops():
     s.clear()
     b = s.search(game, SearchLimits(depth=7), lambda i: None, np.zeros(1, dtype=np.int64)).nodes
     assert a == b
+
+
+def test_engine_threads_limit_matches_the_search():
+    from uci_checkers import engine, search
+
+    assert engine._SEARCH_MAX_THREADS == search.MAX_THREADS

@@ -26,6 +26,7 @@ The stop flag is an int64 numpy array shared with the search kernels (which are
 from __future__ import annotations
 
 import inspect
+import os
 import threading
 import time
 import traceback
@@ -94,23 +95,9 @@ class OptionSpec:
         return value  # string: kept verbatim
 
 
-def _search_supports_threads() -> bool:
-    """Whether ``Searcher`` has ``set_threads`` -- read from the source, without importing numba."""
-    import ast
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec(".search", __package__)
-        if spec is None or not spec.origin:
-            return False
-        with open(spec.origin, encoding="utf-8") as handle:
-            tree = ast.parse(handle.read())
-    except (OSError, SyntaxError, ValueError, ImportError):
-        return False
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == "Searcher":
-            return any(isinstance(item, ast.FunctionDef) and item.name == "set_threads" for item in node.body)
-    return False
+# search.MAX_THREADS, repeated here because importing search loads numba, which must not
+# happen before `uci` is answered.
+_SEARCH_MAX_THREADS = 64
 
 
 def _build_option_specs() -> list[OptionSpec]:
@@ -127,11 +114,8 @@ def _build_option_specs() -> list[OptionSpec]:
                    help="plies without a capture or man move that draw the game; 0 = rule off"),
         OptionSpec("UCI_AnalyseMode", "check", False, help="the host is analysing, not playing"),
     ]
-    if _search_supports_threads():
-        import os
-
-        specs.insert(1, OptionSpec("Threads", "spin", 1, 1, max(1, min(256, (os.cpu_count() or 1) * 2)),
-                                   help="search threads"))
+    specs.insert(1, OptionSpec("Threads", "spin", 1, 1, max(1, min(_SEARCH_MAX_THREADS, (os.cpu_count() or 1) * 2)),
+                               help="search threads (lazy SMP); 1 keeps fixed-depth searches deterministic"))
     return specs
 
 
@@ -460,7 +444,7 @@ class Engine:
         if searcher is None:
             return
         pending, self._pending = self._pending, {}
-        if "threads" in pending and hasattr(searcher, "set_threads"):
+        if "threads" in pending:
             searcher.set_threads(pending["threads"])
         if "hash" in pending:
             searcher.set_hash(pending["hash"])
