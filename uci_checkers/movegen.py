@@ -86,6 +86,32 @@ def capture_movers(us_men, us_kings, them, empty, stm):
     return j & _SQ
 
 
+@kernel(inline="always")
+def may_jump(is_king, stm, d):
+    """Whether a piece may jump in direction ``d`` (see :func:`jump_step`).
+
+    0-1 go toward higher bits (Black's forward), 2-3 toward lower bits (White's
+    forward); a king uses all four.  Callers loop ``for d in range(4)``: constant
+    bounds let LLVM unroll the loop and fold each ``jump_step`` (a ``range(lo, hi)``
+    per piece kind measured about 5% slower in the search bench).
+    """
+    if d < 2:
+        return not (is_king == 0 and stm == 1)
+    return not (is_king == 0 and stm == 0)
+
+
+@kernel(inline="always")
+def jump_step(at, d):
+    """``(over, land)``: the jumped square and the landing square of a jump from the single-bit ``at`` in direction ``d``."""
+    if d == 0:
+        return at << 4, at << 8
+    if d == 1:
+        return at << 5, at << 10
+    if d == 2:
+        return at >> 4, at >> 8
+    return at >> 5, at >> 10
+
+
 @kernel("int64(int64, int64, int64, int64, int64, int64)")
 def _count_chains(at, victims, empty, crown, is_king, stm):
     """Number of maximal capture chains continuing from the single-bit square ``at``.
@@ -96,24 +122,9 @@ def _count_chains(at, victims, empty, crown, is_king, stm):
     """
     n = np.int64(0)
     for d in range(4):
-        if d < 2:
-            if is_king == 0 and stm == 1:
-                continue
-            if d == 0:
-                over = at << 4
-                land = at << 8
-            else:
-                over = at << 5
-                land = at << 10
-        else:
-            if is_king == 0 and stm == 0:
-                continue
-            if d == 2:
-                over = at >> 4
-                land = at >> 8
-            else:
-                over = at >> 5
-                land = at >> 10
+        if not may_jump(is_king, stm, d):
+            continue
+        over, land = jump_step(at, d)
         if (over & victims) == 0 or (land & empty) == 0:
             continue
         if is_king == 0 and (land & crown) != 0:
@@ -128,24 +139,9 @@ def _gen_chains(frm, at, them, captured, empty, crown, is_king, stm, path, njump
     """Write every maximal capture chain continuing from ``at`` (see _count_chains); return the new count."""
     extended = False
     for d in range(4):
-        if d < 2:
-            if is_king == 0 and stm == 1:
-                continue
-            if d == 0:
-                over = at << 4
-                land = at << 8
-            else:
-                over = at << 5
-                land = at << 10
-        else:
-            if is_king == 0 and stm == 0:
-                continue
-            if d == 2:
-                over = at >> 4
-                land = at >> 8
-            else:
-                over = at >> 5
-                land = at >> 10
+        if not may_jump(is_king, stm, d):
+            continue
+        over, land = jump_step(at, d)
         if (over & them & ~captured) == 0 or (land & empty) == 0:
             continue
         extended = True
@@ -345,6 +341,9 @@ def count_moves(black, white, kings, stm):
     return _count_side(white, black, kings, 1)
 
 
+# The three counters below (perft's bulk count) write each direction out instead of
+# looping over jump_dirs/jump_step: they are specialised per piece kind and colour so
+# the recursion carries no is_king/stm/crown arguments and no direction branches.
 @kernel("int64(int64, int64, int64)")
 def _count_king_chains(at, victims, empty):
     """_count_chains for a king: four directions, no crowning (no colour needed)."""

@@ -109,24 +109,9 @@ _CAPMASK = mg.CAPTURE_MASK
 def _chains(frm, at, them, captured, empty, crown, is_king, stm, n, ws, start):
     extended = False
     for d in range(4):
-        if d < 2:
-            if is_king == 0 and stm == 1:
-                continue
-            if d == 0:
-                over = at << 4
-                land = at << 8
-            else:
-                over = at << 5
-                land = at << 10
-        else:
-            if is_king == 0 and stm == 0:
-                continue
-            if d == 2:
-                over = at >> 4
-                land = at >> 8
-            else:
-                over = at >> 5
-                land = at >> 10
+        if not mg.may_jump(is_king, stm, d):
+            continue
+        over, land = mg.jump_step(at, d)
         if (over & them & ~captured) == 0 or (land & empty) == 0:
             continue
         extended = True
