@@ -57,3 +57,8 @@ def test_command_line_process():
     first = proc.stdout.splitlines()[0]
     pos = Position.from_fen("W:W17,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,6,7,8,9,10,11,12,13")
     assert first in {m.text() for m in pos.legal_moves()}
+
+
+def test_bad_option_argument_is_refused(capsys):
+    assert main(["--fen", "B:W18:B14", "--depth", "2", "--option", "Hash"]) == 2
+    assert "--option needs NAME=VALUE" in capsys.readouterr().err

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence
 
+from .cli import parse_option_args
 from .client import Engine, EngineError, EngineTerminatedError, EngineTimeoutError, Limit, Score
 from .pdn import PdnGame, read_pdn_file, write_pdn_file
 from .position import Game, Move, Position
@@ -395,13 +396,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.movetime is not None and args.movetime < 1:
         print("uci-checkers analyse: --movetime must be at least 1", file=sys.stderr)
         return 2
-    options = {}
-    for item in args.option:
-        if "=" not in item:
-            print(f"uci-checkers analyse: --option needs NAME=VALUE, not {item!r}", file=sys.stderr)
-            return 2
-        name, value = item.split("=", 1)
-        options[name.strip()] = value.strip()
+    try:
+        options = parse_option_args(args.option)
+    except ValueError as exc:
+        print(f"uci-checkers analyse: {exc}", file=sys.stderr)
+        return 2
     try:
         doc = read_pdn_file(args.pdn)
     except OSError as exc:

@@ -19,6 +19,17 @@ SUBCOMMANDS = {
 }
 
 
+def parse_option_args(items: list[str]) -> dict[str, str]:
+    """``--option NAME=VALUE`` arguments of the tool subcommands as a dict; ValueError names a bad one."""
+    options = {}
+    for item in items:
+        if "=" not in item:
+            raise ValueError(f"--option needs NAME=VALUE, not {item!r}")
+        name, value = item.split("=", 1)
+        options[name.strip()] = value.strip()
+    return options
+
+
 def usage() -> str:
     lines = ["usage: uci-checkers [SUBCOMMAND] [ARGS...]", "",
              "With no subcommand the engine reads protocol commands on stdin (see protocol.md).", "",

@@ -24,6 +24,8 @@ import sys
 import threading
 from typing import Any, Optional
 
+from .cli import parse_option_args
+
 __all__ = ["main", "search_position"]
 
 
@@ -93,13 +95,11 @@ def main(argv: Optional[list[str]] = None) -> int:
             or args.multipv < 1:
         print("uci-checkers go: --movetime, --depth and --multipv must be positive", file=sys.stderr)
         return 2
-    options = {}
-    for item in args.option:
-        if "=" not in item:
-            print(f"uci-checkers go: --option needs NAME=VALUE, not {item!r}", file=sys.stderr)
-            return 2
-        k, v = item.split("=", 1)
-        options[k.strip()] = v.strip()
+    try:
+        options = parse_option_args(args.option)
+    except ValueError as exc:
+        print(f"uci-checkers go: {exc}", file=sys.stderr)
+        return 2
 
     def verbose(info: Any) -> None:
         from .protocol import format_info
