@@ -203,45 +203,71 @@ def count_captures(black, white, kings, stm):
     return n
 
 
+@kernel(inline="always")
+def step_movers(us, kings, stm):
+    """``(fwd, back)``: the pieces that may step toward higher bits (directions 0-1) and toward lower bits (2-3)."""
+    if stm == 0:
+        return us, us & kings
+    return us & kings, us
+
+
+@kernel(inline="always")
+def step_targets(fwd, back, empty, d):
+    """Empty squares reached by one step in direction ``d`` (0: +4, 1: +5, 2: -4, 3: -5)."""
+    if d == 0:
+        return (fwd << 4) & empty
+    if d == 1:
+        return (fwd << 5) & empty
+    if d == 2:
+        return (back >> 4) & empty
+    return (back >> 5) & empty
+
+
+@kernel(inline="always")
+def step_origin(target, d):
+    """The square (bitboard) a step in direction ``d`` came from to reach ``target``."""
+    if d == 0:
+        return target >> 4
+    if d == 1:
+        return target >> 5
+    if d == 2:
+        return target << 4
+    return target << 5
+
+
+@kernel(inline="always")
+def write_quiet_words(black, white, kings, stm, words, start):
+    """Write the move word of every non-capturing move at ``words[start:]``; return the count.
+
+    Shared by :func:`gen_quiet` (which adds the landing paths) and the search (which
+    needs no paths).  Inlined so that passing the buffer costs no reference counting.
+    """
+    empty = _SQ & ~(black | white)
+    us = black if stm == 0 else white
+    crown = _BCROWN if stm == 0 else _WCROWN
+    fwd, back = step_movers(us, kings, stm)
+    n = 0
+    for d in range(4):
+        targets = step_targets(fwd, back, empty, d)
+        while targets != 0:
+            tb = targets & -targets
+            targets ^= tb
+            fb = step_origin(tb, d)
+            mv = ctz(fb) | (ctz(tb) << 6)
+            if (kings & fb) == 0 and (crown & tb) != 0:
+                mv |= PROMOTION_FLAG
+            if start + n < words.shape[0]:
+                words[start + n] = mv
+                n += 1
+    return n
+
+
 @kernel
 def gen_quiet(black, white, kings, stm, moves, paths, start):
     """Write every non-capturing move at ``moves[start:]``; return the count."""
-    empty = _SQ & ~(black | white)
-    if stm == 0:
-        us = black
-        crown = _BCROWN
-        fwd = us
-        back = us & kings
-    else:
-        us = white
-        crown = _WCROWN
-        fwd = us & kings
-        back = us
-    n = 0
-    for d in range(4):
-        if d == 0:
-            targets = (fwd << 4) & empty
-            step = 4
-        elif d == 1:
-            targets = (fwd << 5) & empty
-            step = 5
-        elif d == 2:
-            targets = (back >> 4) & empty
-            step = -4
-        else:
-            targets = (back >> 5) & empty
-            step = -5
-        while targets != 0:
-            t = ctz(targets)
-            targets &= targets - 1
-            f = t - step
-            mv = f | (t << 6)
-            if (kings >> f) & 1 == 0 and ((crown >> t) & 1) != 0:
-                mv |= PROMOTION_FLAG
-            if start + n < moves.shape[0]:
-                moves[start + n] = mv
-                paths[start + n] = t
-                n += 1
+    n = write_quiet_words(black, white, kings, stm, moves, start)
+    for i in range(start, start + n):
+        paths[i] = (moves[i] >> 6) & 63   # one landing: the destination
     return n
 
 

@@ -31,13 +31,23 @@ import numpy as np
 from . import movegen as mg
 from ._jit import borrow, ctz, kernel
 from .movegen import (_BCROWN, _SQ, _WCROWN, CAPTURE_MASK, MAX_MOVES, PROMOTION_FLAG, _count_side, _gen_chains,
-                      _jumpers, count_moves, gen_captures)
+                      _jumpers, count_moves, gen_captures, step_movers, step_origin, step_targets)
 from .notation import NotationError
 from .position import Move, Position
 
 # --- kernels -------------------------------------------------------------------
 # Kept out of movegen so that processes that never run perft (the engine) neither
 # compile nor load them.
+
+
+@kernel(inline="always")
+def _kings_after_step(kings, f, t, crown):
+    """The kings after a quiet step from bit ``f`` to bit ``t``: a king moves, a man reaching ``crown`` is crowned."""
+    if (kings & f) != 0:
+        return kings ^ (f | t)
+    if (t & crown) != 0:
+        return kings | t
+    return kings
 
 
 @kernel
@@ -52,42 +62,16 @@ def _perft2_side(us, them, kings, stm, moves, paths, ply):
     j = _jumpers(us, them, kings, empty, stm)
     total = np.int64(0)
     if j == 0:
-        kg = us & kings
-        if stm == 0:
-            fwd = us
-            back = kg
-            crown = _BCROWN
-        else:
-            fwd = kg
-            back = us
-            crown = _WCROWN
+        fwd, back = step_movers(us, kings, stm)
+        crown = _BCROWN if stm == 0 else _WCROWN
         for d in range(4):
-            if d == 0:
-                targets = (fwd << 4) & empty
-            elif d == 1:
-                targets = (fwd << 5) & empty
-            elif d == 2:
-                targets = (back >> 4) & empty
-            else:
-                targets = (back >> 5) & empty
+            targets = step_targets(fwd, back, empty, d)
             while targets != 0:
                 t = targets & -targets
                 targets ^= t
-                if d == 0:
-                    f = t >> 4
-                elif d == 1:
-                    f = t >> 5
-                elif d == 2:
-                    f = t << 4
-                else:
-                    f = t << 5
+                f = step_origin(t, d)
                 nus = us ^ (f | t)
-                if (kings & f) != 0:
-                    nk = kings ^ (f | t)
-                elif (t & crown) != 0:
-                    nk = kings | t
-                else:
-                    nk = kings
+                nk = _kings_after_step(kings, f, t, crown)
                 if stm == 0:  # literal arguments: numba compiles one specialised _count_side per colour
                     total += _count_side(them, nus, nk, 1)
                 else:
@@ -189,41 +173,15 @@ def _perft_rec(us, them, kings, stm, depth, moves, paths, ply):
     total = np.int64(0)
     if j == 0:
         # Quiet moves made in registers, as in _perft2_side.
-        kg = us & kings
-        if stm == 0:
-            fwd = us
-            back = kg
-            crown = _BCROWN
-        else:
-            fwd = kg
-            back = us
-            crown = _WCROWN
+        fwd, back = step_movers(us, kings, stm)
+        crown = _BCROWN if stm == 0 else _WCROWN
         for d in range(4):
-            if d == 0:
-                targets = (fwd << 4) & empty
-            elif d == 1:
-                targets = (fwd << 5) & empty
-            elif d == 2:
-                targets = (back >> 4) & empty
-            else:
-                targets = (back >> 5) & empty
+            targets = step_targets(fwd, back, empty, d)
             while targets != 0:
                 t = targets & -targets
                 targets ^= t
-                if d == 0:
-                    f = t >> 4
-                elif d == 1:
-                    f = t >> 5
-                elif d == 2:
-                    f = t << 4
-                else:
-                    f = t << 5
-                if (kings & f) != 0:
-                    nk = kings ^ (f | t)
-                elif (t & crown) != 0:
-                    nk = kings | t
-                else:
-                    nk = kings
+                f = step_origin(t, d)
+                nk = _kings_after_step(kings, f, t, crown)
                 total += _perft_rec(them, us ^ (f | t), nk, 1 - stm, depth - 1, moves, paths, ply + 1)
         return total
     start = ply * MAX_MOVES

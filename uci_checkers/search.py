@@ -156,35 +156,7 @@ def _gen(black, white, kings, stm, capt, ws, start):
             is_king = 1 if (kings & bit) != 0 else 0
             n = _chains(b, bit, them, np.int64(0), empty | bit, crown, is_king, stm, n, ws, start)
         return n
-    if stm == 0:
-        fwd = us
-        back = us & kings
-    else:
-        fwd = us & kings
-        back = us
-    for d in range(4):
-        if d == 0:
-            targets = (fwd << 4) & empty
-            step = 4
-        elif d == 1:
-            targets = (fwd << 5) & empty
-            step = 5
-        elif d == 2:
-            targets = (back >> 4) & empty
-            step = -4
-        else:
-            targets = (back >> 5) & empty
-            step = -5
-        while targets != 0:
-            t = ctz(targets)
-            targets &= targets - 1
-            f = t - step
-            mv = f | (t << 6)
-            if ((kings >> f) & 1) == 0 and ((crown >> t) & 1) != 0:
-                mv |= _PROMO
-            ws[start + n] = mv
-            n += 1
-    return n
+    return mg.write_quiet_words(black, white, kings, stm, ws, start)
 
 
 @kernel
