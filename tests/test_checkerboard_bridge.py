@@ -257,6 +257,8 @@ def test_enginecommand_replies(bridge_library, tmp_path):
     assert bridge.command("set book 2")[0] == 0
     assert bridge.command("get movelist B:W1:B") == (0, "?")      # English: CheckerBoard's own generator
     assert bridge.command("help") == (0, "")
+    (tmp_path / cbtool.HELP_FILE).write_text("<p>help</p>")
+    assert bridge.command("help") == (1, cbtool.HELP_FILE)         # CheckerBoard opens it from engines/
     assert bridge.command("frobnicate") == (0, "?")
     assert bridge.command("set hashsize lots")[0] == 0
     # before the engine runs, settings are kept and sent with the first move
@@ -277,6 +279,8 @@ def test_enginecommand_replies(bridge_library, tmp_path):
 
 
 def test_engine_rejections_are_reported(engine_bridge):
+    board, color = board_of(Position.start())
+    engine_bridge.getmove(board, color, maxtime=0.1, info=CB_RESET_MOVES)    # the engine runs from here on
     handled, reply = engine_bridge.command("set option Hash 0")
     assert handled == 0 and "out of range" in reply        # the engine's own message
     assert engine_bridge.command("get hashsize") == (1, "16")
@@ -366,7 +370,7 @@ def test_playnow_stops_a_long_search_within_100ms(engine_bridge):
     assert statistics.median(latencies) < 0.100, latencies
 
 
-def test_short_game_through_the_library(engine_bridge, capsys):
+def test_short_game_through_the_library(engine_bridge):
     """Both sides played by getmove, the board carried from call to call as CheckerBoard does."""
     game = Game()
     board, color = board_of(game.position)
@@ -385,8 +389,7 @@ def test_short_game_through_the_library(engine_bridge, capsys):
         transcript.append(f"{ply + 1:>2}. {'Black' if color == CB_BLACK else 'White'} {played[0].text():<10} "
                           f"return {result}  status: {engine_bridge.text[:110]}")
         color = CB_WHITE if color == CB_BLACK else CB_BLACK
-    with capsys.disabled():
-        print("\nCheckerBoard bridge game transcript:\n" + "\n".join(transcript))
+    print("\nCheckerBoard bridge game transcript:\n" + "\n".join(transcript))   # shown with pytest -s
     assert len(transcript) == 16
 
 
@@ -576,6 +579,7 @@ def test_install_writes_the_dll_and_its_ini(windows_dll, tmp_path):
     assert dll.read_bytes() == windows_dll.read_bytes()
     text = ini.read_text()
     assert "command = uci-checkers" in text and "Hash = 64" in text
+    assert (tmp_path / cbtool.HELP_FILE).is_file()
     assert cbtool.main(["install", str(tmp_path / "missing"), "--dll", str(windows_dll)]) == 1
 
 

@@ -28,6 +28,7 @@ from typing import Optional, Sequence
 
 LIBRARY_NAME = "uci_checkers_cb"
 SOURCES = ("bridge.c", "board.c", "platform.c")
+HELP_FILE = f"{LIBRARY_NAME}.htm"     # enginecommand "help" names it when it lies beside the DLL
 HEADERS = ("cb_api.h", "board.h", "platform.h")
 API_EXPORTS = ("getmove", "enginecommand", "islegal")
 WINDOWS_CC = "x86_64-w64-mingw32-gcc"
@@ -95,7 +96,8 @@ def build(target: str = "windows", out_dir: Optional[Path] = None, cc: Optional[
     sources = [str(src / name) for name in SOURCES]
     if target == "windows":
         # --kill-at: undecorated names even if a 32-bit toolchain is used; static libgcc: one file to copy
-        command = [compiler, *COMMON_FLAGS, "-shared", "-static-libgcc", "-Wl,--kill-at", "-o", "@OUT@", *sources]
+        command = [compiler, *COMMON_FLAGS, "-shared", "-s", "-static-libgcc", "-Wl,--kill-at", "-o", "@OUT@",
+                   *sources]
     else:
         command = [compiler, *COMMON_FLAGS, "-D_POSIX_C_SOURCE=200809L", "-fPIC", "-fvisibility=hidden", "-shared",
                    "-o", "@OUT@", *sources, "-pthread"]
@@ -186,7 +188,7 @@ def default_engine_command() -> str:
 
 def install(engines_dir: Path, dll: Optional[Path] = None, command: Optional[str] = None,
             directory: str = "", options: Optional[dict[str, str]] = None) -> tuple[Path, Path]:
-    """Copy the DLL into CheckerBoard's engines folder and write its ini beside it."""
+    """Copy the DLL into CheckerBoard's engines folder and write its ini (and help page) beside it."""
     engines_dir = Path(engines_dir)
     if not engines_dir.is_dir():
         raise BridgeBuildError(f"{engines_dir} is not a directory (CheckerBoard's engines folder, "
@@ -199,6 +201,9 @@ def install(engines_dir: Path, dll: Optional[Path] = None, command: Optional[str
     _write_atomically(target, dll.read_bytes())
     ini = engines_dir / f"{LIBRARY_NAME}.ini"
     _write_atomically(ini, ini_text(command or default_engine_command(), directory, options).encode("utf-8"))
+    help_page = Path(__file__).resolve().parent.parent / "bridge" / "checkerboard" / HELP_FILE
+    if help_page.is_file():
+        _write_atomically(engines_dir / HELP_FILE, help_page.read_bytes())
     return target, ini
 
 

@@ -865,8 +865,10 @@ static int command_about(char *reply)
              "uci_checkers for CheckerBoard\n"
              "English checkers engine (Python, numba) reached through a bridge that speaks its\n"
              "text protocol (protocol.md) to the engine process.\n\n"
-             "engine command: %s\nworking directory: %s\n%s",
-             config.command, config.directory[0] ? config.directory : config.library_dir, config.ini_note);
+             "engine command: %s\nworking directory: %s\nengine: %s\n%s",
+             config.command, config.directory[0] ? config.directory : config.library_dir,
+             session.engine_name[0] ? session.engine_name : "not started yet (it starts on the first move)",
+             config.ini_note);
     platform_lock_release(platform_lock_config());
     return 1;
 }
