@@ -597,12 +597,15 @@ def test_dll_loads_under_wine(windows_dll):
         if REQUIRE_WINDOWS_TOOLS:
             pytest.fail("wine is required here (UCI_CHECKERS_REQUIRE_MINGW=1) but not installed")
         pytest.skip("wine not installed")
-    probe = cbtool.build_wine_probe(windows_dll.parent)
+    probe, stand_in_engine = cbtool.build_wine_probe(windows_dll.parent)
     # one prefix per machine, reused between runs (creating it takes ~15 s)
     prefix = Path(tempfile.gettempdir()) / f"uci_checkers_wineprefix_{os.getuid() if hasattr(os, 'getuid') else 0}"
     env = dict(os.environ, WINEPREFIX=str(prefix), WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=")
-    done = subprocess.run([wine, str(probe), str(windows_dll)], capture_output=True, text=True, timeout=240,
-                          env=env, cwd=windows_dll.parent)
+    engine = "Z:" + str(stand_in_engine).replace("/", "\\")          # wine maps / to drive Z:
+    done = subprocess.run([wine, str(probe), str(windows_dll), engine], capture_output=True, text=True,
+                          timeout=240, env=env, cwd=windows_dll.parent)
     print(done.stdout)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "name -> 1 'uci_checkers'" in done.stdout and "OK" in done.stdout.splitlines()[-1]
+    assert "wine_engine plays 11-15" in done.stdout        # a getmove through the Win32 process layer
+    assert "wait: playnow -> return" in done.stdout and "hang: playnow -> return" in done.stdout

@@ -107,12 +107,15 @@ def build(target: str = "windows", out_dir: Optional[Path] = None, cc: Optional[
     return output
 
 
-def build_wine_probe(out_dir: Path, cc: Optional[str] = None) -> Path:
-    """The Windows program that loads the DLL as CheckerBoard does (run under wine by the tests)."""
+def build_wine_probe(out_dir: Path, cc: Optional[str] = None) -> tuple[Path, Path]:
+    """The Windows program that loads the DLL as CheckerBoard does, and its stand-in engine (for wine)."""
     src = source_dir()
-    output = Path(out_dir) / "wine_probe.exe"
-    _compile([cc or default_compiler("windows"), *COMMON_FLAGS, "-o", "@OUT@", str(src / "wine_probe.c")], output)
-    return output
+    programs = []
+    for name in ("wine_probe", "wine_engine"):
+        output = Path(out_dir) / f"{name}.exe"
+        _compile([cc or default_compiler("windows"), *COMMON_FLAGS, "-o", "@OUT@", str(src / f"{name}.c")], output)
+        programs.append(output)
+    return programs[0], programs[1]
 
 
 def pe_exports(path: Path) -> list[str]:

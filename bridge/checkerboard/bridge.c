@@ -584,6 +584,10 @@ static void format_status(const search_report *r, const char *prefix, char *str)
     }
     if (!str)
         return;
+    if (r->depth <= 0 && !r->have_score) {     /* the engine said nothing about its search */
+        snprintf(str, CB_STATUS_SIZE, "%s", prefix ? prefix : "");
+        return;
+    }
     snprintf(str, CB_STATUS_SIZE, "%s%sdepth %d/%d  eval %s  time %.2fs  nodes %lld  %lld kN/s  pv %s",
              prefix ? prefix : "", prefix ? "  " : "", r->depth, r->seldepth, score, r->time_ms / 1000.0,
              r->nodes, r->nps / 1000, r->pv);
