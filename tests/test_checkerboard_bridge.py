@@ -476,6 +476,9 @@ def test_time_controls_map_to_go(bridge_library, tmp_path):
     board, color = board_of(Position.start())
     bridge.getmove(board, color, maxtime=1.0, info=3 << 2, moreinfo=(600 << 16) | 20)         # units of 0.1 s
     assert sent(log, "go")[-1] == "go btime 60000 wtime 60000 binc 2000 winc 2000"
+    board, color = board_of(Position.start())
+    bridge.getmove(board, color, maxtime=1e12, info=CB_EXACT_TIME)   # "infinite" analysis levels: one day at most
+    assert sent(log, "go")[-1] == "go movetime 86400000"
 
 
 def engine_children(marker: str) -> list[int]:
@@ -497,19 +500,25 @@ def engine_children(marker: str) -> list[int]:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the engine process through /proc")
 def test_an_engine_killed_between_moves_is_restarted(bridge_library, tmp_path):
     bridge, log = mover_bridge(bridge_library, tmp_path)
-    board, color = board_of(Position.start())
-    assert bridge.getmove(board, color, info=CB_RESET_MOVES)[1].oldpiece != 0
+    start = Position.from_fen("B:WK29:BK4")
+    board, color = board_of(start)
+    assert bridge.getmove(board, color, info=CB_RESET_MOVES)[1].oldpiece == CB_BLACK | CB_KING
+    played = [engine_reply(start, board)]
     (pid,) = engine_children(str(log))
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 5
     while engine_children(str(log)) and time.monotonic() < deadline:
         time.sleep(0.01)
-    color = CB_WHITE
+    pos = start.play(played[0])
+    played.append(pos.legal_moves()[0])
+    board, color = board_of(pos.play(played[1]))
     before = cells(board)
     result, move = bridge.getmove(board, color)
-    assert move.oldpiece == CB_WHITE | CB_MAN and cells(board) != before, bridge.text
+    assert move.oldpiece == CB_BLACK | CB_KING and cells(board) != before, bridge.text
     assert len(sent(log, "uci")) == 2                         # a second engine answered
     assert len(engine_children(str(log))) == 1
+    # the new engine got the game so far, not just the board
+    assert sent(log, "position")[-1] == f"position fen {start.fen()} moves {played[0]} {played[1]}"
 
 
 def test_an_engine_that_dies_on_go_is_restarted_within_the_call(bridge_library, tmp_path):
@@ -533,6 +542,19 @@ def test_a_hung_engine_is_killed_and_replaced(bridge_library, tmp_path):
     assert "did not answer" in bridge.text
     if Path("/proc/self/stat").exists():
         assert engine_children(str(log)) == []
+
+
+@pytest.mark.parametrize("fault, message", [("illegal", "the engine played '9-10', not a legal move here"),
+                                            ("malformed", "the engine played 'zz', not a legal move here"),
+                                            ("none", "the engine found no move")])
+def test_a_wrong_answer_leaves_the_board_alone(bridge_library, tmp_path, fault, message):
+    bridge, log = mover_bridge(bridge_library, tmp_path, "--fault", fault)
+    board, color = board_of(Position.start())
+    before = cells(board)
+    result, move = bridge.getmove(board, color, info=CB_RESET_MOVES)
+    assert result == CB_UNKNOWN and move.oldpiece == 0 and cells(board) == before
+    assert message in bridge.text
+    assert bridge.getmove(board, color)[1].oldpiece == CB_BLACK | CB_MAN     # the next go is answered normally
 
 
 def test_a_missing_engine_is_reported(bridge_library, tmp_path):

@@ -38,6 +38,7 @@
 #define STOP_GRACE_MS 3000            /* protocol.md promises bestmove within 50 ms of stop */
 #define SEARCH_SLACK_MS 15000         /* beyond the time asked for, before the engine counts as hung */
 #define POLL_MS 5                     /* playnow is looked at this often */
+#define MAX_MOVE_TIME_MS 86400000LL   /* one day */
 #define QUIT_GRACE_MS 2000
 
 typedef struct {
@@ -240,8 +241,7 @@ static void forget_engine_state(void)
 {
     session.engine_name[0] = '\0';
     session.n_engine_options = 0;
-    session.hash_default = DEFAULT_HASH_MB;
-    session.have_history = 0;
+    session.hash_default = DEFAULT_HASH_MB;   /* the game history is the bridge's: it survives a restart */
 }
 
 static void stop_engine(void)
@@ -605,7 +605,9 @@ static void go_command(double maxtime, int info, int moreinfo, char *out, size_t
         *limit_ms = left;
         return;
     }
-    long long ms = (long long)(maxtime * 1000.0 + 0.5);
+    /* analysis levels send huge times: a day is "infinite" enough and keeps every value in range */
+    long long ms = maxtime > 0 && maxtime < MAX_MOVE_TIME_MS / 1000.0 ? (long long)(maxtime * 1000.0 + 0.5)
+                                                                     : (maxtime > 0 ? MAX_MOVE_TIME_MS : 1);
     if (ms < 1)
         ms = 1;
     if (info & CB_EXACT_TIME) {
@@ -662,6 +664,8 @@ static enum search_outcome run_search(const char *go, long long limit_ms, char *
             const char *text = t + 12;
             if (strncmp(text, "error:", 6) == 0 && !report->error[0])
                 copy_text(report->error, sizeof(report->error), text);
+            if (strncmp(text, "error: go", 9) == 0)
+                return SEARCH_NO_MOVE;          /* a refused go gets no bestmove */
             if (strncmp(text, "game already over: draw", 23) == 0)
                 report->draw_claimed = 1;
             continue;
