@@ -289,6 +289,16 @@ def test_engine_rejections_are_reported(engine_bridge):
     assert handled == 1 and "pressed" in reply
 
 
+def test_ini_options_reach_the_engine_and_refusals_show(bridge_library, tmp_path):
+    bridge = load_bridge(bridge_library, tmp_path, ENGINE_COMMAND, options={"Hash": "0", "Skill Level": "0"})
+    assert bridge.command("get hashsize") == (1, "0")
+    board, color = board_of(Position.start())
+    assert bridge.getmove(board, color, maxtime=0.1, info=CB_RESET_MOVES)[1].oldpiece == CB_BLACK | CB_MAN
+    assert "option Hash rejected: setoption: option Hash value 0 is out of range 1..4096" in bridge.text
+    assert bridge.command("get hashsize") == (1, "16")          # dropped: the engine's default is back
+    assert bridge.command("get option Skill Level") == (1, "0")
+
+
 # --- getmove against the real engine ------------------------------------------------------------
 
 @pytest.mark.parametrize("fen", ["B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12",

@@ -64,6 +64,7 @@ static struct {
     engine_process process;
     int generation;                   /* config generation the process was started with */
     char engine_name[128];
+    char startup_note[TEXT_SIZE];      /* an option the engine refused when it started */
     char option_names[MAX_ENGINE_OPTIONS][64];
     char option_types[MAX_ENGINE_OPTIONS][16];
     int n_engine_options;
@@ -240,6 +241,7 @@ static void load_config(void)
 static void forget_engine_state(void)
 {
     session.engine_name[0] = '\0';
+    session.startup_note[0] = '\0';
     session.n_engine_options = 0;
     session.hash_default = DEFAULT_HASH_MB;   /* the game history is the bridge's: it survives a restart */
 }
@@ -313,7 +315,6 @@ static int wait_ready(int timeout_ms, char *error, size_t error_size)
 static int apply_options(char *note, size_t note_size)
 {
     char line[LINE_SIZE], error[TEXT_SIZE];
-    int sent = 0;
     if (note)
         note[0] = '\0';
     for (int i = 0; i < config.n_options; i++) {
@@ -327,7 +328,6 @@ static int apply_options(char *note, size_t note_size)
         if (process_write_line(engine, line) != 0)
             return -1;
         o->applied = 1;
-        sent = 1;
         if (wait_ready(READY_MS, error, sizeof(error)) != 0)
             return -1;
         if (error[0]) {
@@ -340,7 +340,6 @@ static int apply_options(char *note, size_t note_size)
             i--;
         }
     }
-    (void)sent;
     return 0;
 }
 
@@ -390,17 +389,16 @@ static int ensure_engine(char *status, char *message, size_t message_size)
             note_option_line(t);
     }
     set_status(status, "uci_checkers: engine started, loading (a first start compiles, up to minutes)...");
+    /* readyok comes once the engine's kernels are compiled; only then do option round trips have short deadlines */
+    if (wait_ready(STARTUP_READY_MS, NULL, 0) != 0)
+        goto died;
     platform_lock_acquire(platform_lock_config());
     for (int i = 0; i < config.n_options; i++)
         config.options[i].applied = 0;
-    int applied = apply_options(error, sizeof(error));
+    int applied = apply_options(session.startup_note, sizeof(session.startup_note));
     platform_lock_release(platform_lock_config());
     if (applied != 0)
         goto died;
-    if (wait_ready(STARTUP_READY_MS, NULL, 0) != 0)
-        goto died;
-    if (error[0])
-        set_status(status, error);
     return 0;
 
 died:
@@ -794,6 +792,9 @@ CB_EXPORT int CB_CALL getmove(int board[8][8], int color, double maxtime, char s
         snprintf(prefix, sizeof(prefix), "%s plays %s", session.engine_name[0] ? session.engine_name : BRIDGE_NAME,
                  text_move);
         format_status(&report, prefix, str);
+        if (!note[0] && session.startup_note[0])
+            copy_text(note, sizeof(note), session.startup_note);
+        session.startup_note[0] = '\0';
         if (note[0] && str) {
             size_t used = strlen(str);
             snprintf(str + used, CB_STATUS_SIZE - used, "  (%s)", note);
