@@ -746,7 +746,8 @@ CB_EXPORT int CB_CALL getmove(int board[8][8], int color, double maxtime, char s
         platform_lock_release(platform_lock_config());
         if (applied != 0 || send_position() != 0) {
             process_kill(engine);
-            continue;                             /* the engine died: once more on a fresh one */
+            set_status(str, "uci_checkers: the engine died before the search (it restarts on the next move)");
+            continue;                             /* once more on a fresh one */
         }
         go_command(maxtime, info, moreinfo, go, sizeof(go), &limit_ms);
         enum search_outcome outcome = run_search(go, limit_ms, str, (volatile int *)playnow, &report, best,
