@@ -261,6 +261,7 @@ def test_enginecommand_replies(bridge_library, tmp_path):
     assert bridge.command("help") == (1, cbtool.HELP_FILE)         # CheckerBoard opens it from engines/
     assert bridge.command("frobnicate") == (0, "?")
     assert bridge.command("set hashsize lots")[0] == 0
+    assert bridge.command("set hashsize 99999999999999999999")[0] == 0
     # before the engine runs, settings are kept and sent with the first move
     assert bridge.command("set hashsize 64")[0] == 1
     assert bridge.command("get hashsize") == (1, "64")

@@ -987,7 +987,7 @@ CB_EXPORT int CB_CALL enginecommand(char command[CB_COMMAND_SIZE], char reply[CB
         if (starts_with_word(rest, "hashsize", &value)) {
             char *end;
             long mb = strtol(value, &end, 10);
-            if (!*value || *end || mb < 1)
+            if (!*value || *end || mb < 1 || mb > 1048576)
                 return reply_text(reply, 0, "set hashsize needs a size in MB, not '%s'", value);
             char option[64];
             snprintf(option, sizeof(option), "Hash %ld", mb);
