@@ -1,0 +1,253 @@
+"""Build and install the CheckerBoard bridge (``uci-checkers checkerboard``).
+
+CheckerBoard, the Windows GUI English-checkers players use, hosts engines only as DLLs
+with its engine API.  ``bridge/checkerboard/`` (C99) is such a DLL that talks
+``protocol.md`` to this engine over pipes.  This tool compiles it (a Windows x64 DLL
+with mingw-w64, or a native shared library of the same source for tests), lists a
+DLL's exports, and installs the DLL with its ini file into CheckerBoard's engines folder::
+
+    uci-checkers checkerboard build [--target windows|native] [--out DIR] [--cc COMPILER]
+    uci-checkers checkerboard install ENGINES_DIR [--dll FILE] [--command CMD] [--directory DIR]
+                                      [--option NAME=VALUE ...]
+    uci-checkers checkerboard exports FILE.dll
+
+The C sources are in the repository (``bridge/checkerboard/``), so ``build`` runs from a
+checkout (an editable install).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Optional, Sequence
+
+LIBRARY_NAME = "uci_checkers_cb"
+SOURCES = ("bridge.c", "board.c", "platform.c")
+HELP_FILE = f"{LIBRARY_NAME}.htm"     # enginecommand "help" names it when it lies beside the DLL
+HEADERS = ("cb_api.h", "board.h", "platform.h")
+API_EXPORTS = ("getmove", "enginecommand", "islegal")
+WINDOWS_CC = "x86_64-w64-mingw32-gcc"
+COMMON_FLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Wno-format-truncation"]
+COMPILE_TIMEOUT_S = 300
+
+
+class BridgeBuildError(Exception):
+    """The bridge could not be built, read or installed (the message says why, in one line)."""
+
+
+def source_dir() -> Path:
+    """``bridge/checkerboard`` of the checkout this package is imported from."""
+    here = Path(__file__).resolve().parent.parent / "bridge" / "checkerboard"
+    if not (here / "bridge.c").is_file():
+        raise BridgeBuildError(f"the bridge's C sources are not at {here}: run this from a checkout of the "
+                               "repository (pip install -e .)")
+    return here
+
+
+def library_filename(target: str) -> str:
+    return f"{LIBRARY_NAME}.dll" if target == "windows" else f"{LIBRARY_NAME}.so"
+
+
+def default_compiler(target: str) -> str:
+    if target == "windows":
+        if shutil.which(WINDOWS_CC):
+            return WINDOWS_CC
+        if os.name == "nt" and shutil.which("gcc"):
+            return "gcc"        # MSYS2's mingw-w64 gcc on Windows itself
+        return WINDOWS_CC
+    return os.environ.get("CC", "cc")
+
+
+def _compile(command: list[str], output: Path) -> None:
+    """Run a compiler into a temporary name beside output, then move it into place."""
+    tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
+    command = [tmp.as_posix() if part == "@OUT@" else part for part in command]
+    if shutil.which(command[0]) is None:
+        raise BridgeBuildError(f"compiler {command[0]!r} not found"
+                               + (" (Debian/Ubuntu: apt-get install gcc-mingw-w64-x86-64)"
+                                  if command[0] == WINDOWS_CC else ""))
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise BridgeBuildError(f"{command[0]} did not finish within {COMPILE_TIMEOUT_S} s") from None
+    if done.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        first = (done.stderr.strip().splitlines() or ["(no message)"])
+        raise BridgeBuildError(f"{command[0]} failed: " + " | ".join(first[:6]))
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, output)
+
+
+def build(target: str = "windows", out_dir: Optional[Path] = None, cc: Optional[str] = None) -> Path:
+    """Compile the bridge for ``windows`` (x64 DLL) or ``native`` (this system's shared library)."""
+    if target not in ("windows", "native"):
+        raise BridgeBuildError(f"unknown target {target!r}: windows or native")
+    src = source_dir()
+    out_dir = Path(out_dir) if out_dir is not None else src / "build"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    output = out_dir / library_filename(target)
+    compiler = cc or default_compiler(target)
+    sources = [str(src / name) for name in SOURCES]
+    if target == "windows":
+        # --kill-at: undecorated names even if a 32-bit toolchain is used; static libgcc: one file to copy
+        command = [compiler, *COMMON_FLAGS, "-shared", "-s", "-static-libgcc", "-Wl,--kill-at", "-o", "@OUT@",
+                   *sources]
+    else:
+        command = [compiler, *COMMON_FLAGS, "-D_POSIX_C_SOURCE=200809L", "-fPIC", "-fvisibility=hidden", "-shared",
+                   "-o", "@OUT@", *sources, "-pthread"]
+        if sys.platform.startswith("linux"):
+            command.append("-ldl")
+    _compile(command, output)
+    return output
+
+
+def build_wine_probe(out_dir: Path, cc: Optional[str] = None) -> tuple[Path, Path]:
+    """The Windows program that loads the DLL as CheckerBoard does, and its stand-in engine (for wine)."""
+    src = source_dir()
+    programs = []
+    for name in ("wine_probe", "wine_engine"):
+        output = Path(out_dir) / f"{name}.exe"
+        _compile([cc or default_compiler("windows"), *COMMON_FLAGS, "-o", "@OUT@", str(src / f"{name}.c")], output)
+        programs.append(output)
+    return programs[0], programs[1]
+
+
+def pe_exports(path: Path) -> list[str]:
+    """The exported names of a Windows DLL, read from its PE export directory."""
+    data = Path(path).read_bytes()
+    try:
+        if data[:2] != b"MZ":
+            raise ValueError("no MZ header")
+        pe = struct.unpack_from("<I", data, 0x3C)[0]
+        if data[pe:pe + 4] != b"PE\0\0":
+            raise ValueError("no PE signature")
+        n_sections, = struct.unpack_from("<H", data, pe + 6)
+        optional_size, = struct.unpack_from("<H", data, pe + 20)
+        optional = pe + 24
+        magic, = struct.unpack_from("<H", data, optional)
+        directories = optional + (112 if magic == 0x20B else 96)
+        export_rva, export_size = struct.unpack_from("<II", data, directories)
+        if export_rva == 0:
+            return []
+        sections = []
+        table = optional + optional_size
+        for i in range(n_sections):
+            vsize, vaddr, raw_size, raw_ptr = struct.unpack_from("<IIII", data, table + 40 * i + 8)
+            sections.append((vaddr, max(vsize, raw_size), raw_ptr))
+
+        def offset(rva: int) -> int:
+            for vaddr, size, raw_ptr in sections:
+                if vaddr <= rva < vaddr + size:
+                    return rva - vaddr + raw_ptr
+            raise ValueError(f"RVA {rva:#x} outside every section")
+
+        exp = offset(export_rva)
+        n_names, = struct.unpack_from("<I", data, exp + 24)
+        names_rva, = struct.unpack_from("<I", data, exp + 32)
+        names = []
+        for i in range(n_names):
+            name_rva, = struct.unpack_from("<I", data, offset(names_rva) + 4 * i)
+            start = offset(name_rva)
+            names.append(data[start:data.index(b"\0", start)].decode("ascii"))
+        return names
+    except (ValueError, struct.error, UnicodeDecodeError) as exc:
+        raise BridgeBuildError(f"{path} is not a readable Windows DLL: {exc}") from None
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def ini_text(command: str, directory: str = "", options: Optional[dict[str, str]] = None) -> str:
+    """The bridge's ini file: the engine command, its working directory, engine options."""
+    lines = ["; uci_checkers CheckerBoard bridge: how to start the engine (read when the DLL is loaded)",
+             "[engine]", f"command = {command}", f"directory = {directory}", "", "[options]",
+             "; any engine option of protocol.md, e.g. Hash = 64 or Skill Level = 10"]
+    lines += [f"{name} = {value}" for name, value in (options or {}).items()]
+    return "\n".join(lines) + "\n"
+
+
+def default_engine_command() -> str:
+    """This Python running this package: the engine as installed here."""
+    exe = sys.executable
+    return f'"{exe}" -m uci_checkers' if " " in exe else f"{exe} -m uci_checkers"
+
+
+def install(engines_dir: Path, dll: Optional[Path] = None, command: Optional[str] = None,
+            directory: str = "", options: Optional[dict[str, str]] = None) -> tuple[Path, Path]:
+    """Copy the DLL into CheckerBoard's engines folder and write its ini (and help page) beside it."""
+    engines_dir = Path(engines_dir)
+    if not engines_dir.is_dir():
+        raise BridgeBuildError(f"{engines_dir} is not a directory (CheckerBoard's engines folder, "
+                               "e.g. C:\\Program Files\\CheckerBoard\\engines)")
+    dll = Path(dll) if dll is not None else build("windows")
+    missing = [name for name in API_EXPORTS if name not in pe_exports(dll)]
+    if missing:
+        raise BridgeBuildError(f"{dll} does not export {', '.join(missing)}")
+    target = engines_dir / f"{LIBRARY_NAME}.dll"
+    _write_atomically(target, dll.read_bytes())
+    ini = engines_dir / f"{LIBRARY_NAME}.ini"
+    _write_atomically(ini, ini_text(command or default_engine_command(), directory, options).encode("utf-8"))
+    help_page = Path(__file__).resolve().parent.parent / "bridge" / "checkerboard" / HELP_FILE
+    if help_page.is_file():
+        _write_atomically(engines_dir / HELP_FILE, help_page.read_bytes())
+    return target, ini
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    from .cli import parse_option_args
+
+    p = argparse.ArgumentParser(prog="uci-checkers checkerboard",
+                                description="Build and install the CheckerBoard bridge DLL (bridge/checkerboard).")
+    sub = p.add_subparsers(dest="action", required=True)
+    b = sub.add_parser("build", help="compile the bridge")
+    b.add_argument("--target", choices=("windows", "native"), default="windows",
+                   help="windows: x64 DLL with mingw-w64 (default); native: this system's shared library")
+    b.add_argument("--out", type=Path, default=None, help="output directory (default bridge/checkerboard/build)")
+    b.add_argument("--cc", default=None, help="the C compiler")
+    i = sub.add_parser("install", help="copy the DLL and its ini into CheckerBoard's engines folder")
+    i.add_argument("engines_dir", type=Path)
+    i.add_argument("--dll", type=Path, default=None, help="an already built DLL (default: build one)")
+    i.add_argument("--command", default=None, help="engine command line (default: this Python -m uci_checkers)")
+    i.add_argument("--directory", default="", help="the engine's working directory")
+    i.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="engine option, repeatable")
+    e = sub.add_parser("exports", help="list the names a DLL exports")
+    e.add_argument("dll", type=Path)
+    args = p.parse_args(list(argv) if argv is not None else None)
+    try:
+        if args.action == "build":
+            output = build(args.target, args.out, args.cc)
+            print(output)
+            if args.target == "windows":
+                print("exports:", " ".join(pe_exports(output)))
+        elif args.action == "install":
+            target, ini = install(args.engines_dir, args.dll, args.command, args.directory,
+                                  parse_option_args(args.option))
+            print(f"installed {target}\nsettings  {ini}\nIn CheckerBoard: Engine > Select... > {target.name}")
+        else:
+            names = pe_exports(args.dll)
+            print("\n".join(names))
+            missing = [name for name in API_EXPORTS if name not in names]
+            if missing:
+                print(f"uci-checkers checkerboard: {args.dll} lacks {', '.join(missing)}", file=sys.stderr)
+                return 1
+    except (BridgeBuildError, ValueError, OSError) as exc:
+        print(f"uci-checkers checkerboard: {exc}", file=sys.stderr)
+        return 1
+    return 0
