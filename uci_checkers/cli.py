@@ -16,6 +16,7 @@ SUBCOMMANDS = {
     "match": ("uci_checkers.arena", "engine-vs-engine matches and tournaments"),
     "analyse": ("uci_checkers.analyse", "annotate the games of a PDN file with engine evaluations"),
     "go": ("uci_checkers.oneshot", "search one position and print the best move: go --fen FEN --movetime MS"),
+    "gui": ("uci_checkers.gui.server", "play or analyse in a browser: gui [--port P] [--no-browser] [--engine cmd=...]"),
 }
 
 
