@@ -65,6 +65,7 @@ class Gui:
         self._changed: dict[str, asyncio.Event] = {}
         self.loop: Optional[asyncio.AbstractEventLoop] = None
         self.warm_up = warm_up
+        self.closing = False                 # set on shutdown: event streams end so the server can stop
 
     # --- matches -------------------------------------------------------------------------------
     def add(self, match: Match) -> Match:
@@ -130,6 +131,13 @@ class Gui:
         else:
             match.apply_reply(token, move)
         self.advance(match)
+
+    def end_streams(self) -> None:
+        """Shutdown: wake every event stream so that it ends."""
+        self.closing = True
+        for event in list(self._changed.values()):
+            event.set()
+        self._changed.clear()
 
     def close(self) -> None:
         self.player.close()
@@ -261,7 +269,7 @@ async def events(request: Request) -> Response:
 
     async def stream() -> AsyncIterator[str]:
         sent = None
-        while not await request.is_disconnected():
+        while not gui.closing and not await request.is_disconnected():
             if match.version != sent:
                 sent = match.version
                 yield _sse(match.state())
@@ -290,7 +298,7 @@ async def analysis(request: Request) -> Response:
         reports: asyncio.Queue = asyncio.Queue()
         analysed = None
         try:
-            while not await request.is_disconnected():
+            while not gui.closing and not await request.is_disconnected():
                 if match.version != analysed:
                     analysed = match.version
                     gui.analyst.stop_analysis()
@@ -406,7 +414,9 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     import uvicorn
 
-    config = uvicorn.Config(create_app(command), log_level="warning", lifespan="on")
+    app = create_app(command)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on",
+                            timeout_graceful_shutdown=2)     # event streams never end by themselves
     server = uvicorn.Server(config)
     print(f"uci-checkers gui: serving on {url} (Ctrl-C to stop)", flush=True)
     if not args.no_browser:
@@ -416,6 +426,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     def handle_exit(sig: int, frame: Any) -> None:
         interrupted.set()
+        app.state.gui.end_streams()
         original(sig, frame)
 
     server.handle_exit = handle_exit  # type: ignore[method-assign]
