@@ -351,6 +351,12 @@ def _error(future: Future) -> Optional[str]:
     return str(exc) if isinstance(exc, EngineFailure) else f"{type(exc).__name__}: {exc}"
 
 
+def _warm_rules_core() -> None:
+    from ..position import Position
+
+    Position.start().legal_moves()
+
+
 def create_app(command: Optional[EngineCommand] = None, warm_up: bool = True) -> Starlette:
     """The application; ``command`` names the engine (default: this package's)."""
     gui = Gui(command or EngineCommand(), warm_up)
@@ -360,6 +366,8 @@ def create_app(command: Optional[EngineCommand] = None, warm_up: bool = True) ->
         gui.loop = asyncio.get_running_loop()
         if gui.warm_up:
             gui.player.warm_up()
+            # load (or, the first time, compile) the rules kernels while the player looks at the setup form
+            threading.Thread(target=_warm_rules_core, name="gui-warm-rules", daemon=True).start()
         try:
             yield
         finally:
