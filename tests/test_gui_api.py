@@ -1,6 +1,7 @@
 """The gui server's API without a browser: refusals leave the match unchanged, seeded replies, engine crashes."""
 from __future__ import annotations
 
+import socket
 import sys
 import time
 from pathlib import Path
@@ -19,7 +20,7 @@ RANDOM_MOVER = Path(__file__).resolve().parent / "engines" / "random_mover.py"
 
 @pytest.fixture(scope="module")
 def client():
-    with TestClient(create_app(warm_up=False)) as c:
+    with TestClient(create_app(warm_up=False), base_url="http://127.0.0.1") as c:
         yield c
 
 
@@ -189,7 +190,7 @@ def wait_for(client, match_id, predicate, timeout=60.0):
 
 def test_engine_crash_is_reported_and_restart_recovers():
     command = EngineCommand([sys.executable, str(RANDOM_MOVER), "--fault", "async", "--slow-ms", "1500"])
-    with TestClient(create_app(command, warm_up=False)) as client:
+    with TestClient(create_app(command, warm_up=False), base_url="http://127.0.0.1") as client:
         s = new(client, mode="computer", level="easy", side="white")     # the computer moves first
         assert s["thinking"] and s["turn_text"] == "Red (computer) is thinking…"
         host = client.app.state.gui.player
@@ -217,3 +218,25 @@ def test_engine_argument_parsing():
     for bad in (["python"], ["colour=red"], ["cmd="]):
         with pytest.raises(ValueError):
             EngineCommand.parse(bad)
+
+
+def test_other_host_names_are_refused(client):
+    assert client.get("/api/info", headers={"host": "evil.example:8000"}).status_code == 400
+    assert client.get("/api/info", headers={"host": "127.0.0.1:8000"}).status_code == 200
+
+
+def test_command_line_refusals_are_one_line(capsys):
+    from uci_checkers.gui.server import main
+
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    try:
+        assert main(["--no-browser", "--port", str(busy.getsockname()[1])]) == 2
+    finally:
+        busy.close()
+    err = capsys.readouterr().err
+    assert err.startswith("uci-checkers gui: cannot serve on 127.0.0.1:") and err.count("\n") == 1
+    assert main(["--no-browser", "--engine", "python"]) == 2
+    assert capsys.readouterr().err == ("uci-checkers gui: --engine takes KEY=VALUE words (cmd=, dir=, "
+                                       "option.NAME=), not 'python'\n")

@@ -96,9 +96,11 @@ def moves_text(page):
 
 
 def wait_for_player(page, timeout=20_000):
-    """Until the player may move (a ringed piece) or the match is over."""
-    page.wait_for_function("document.querySelector('#board .cell.movable') || !document.getElementById('result').hidden",
-                           timeout=timeout)
+    """Until the player may move (a ringed piece) or the match is over; True when it is over."""
+    handle = page.wait_for_function(
+        "() => !document.getElementById('result').hidden ? 'over'"
+        " : document.querySelector('#board .cell.movable') ? 'move' : null", timeout=timeout)
+    return handle.json_value() == "over"
 
 
 def play_first_choice(page):
@@ -107,16 +109,16 @@ def play_first_choice(page):
     while True:
         before = page.get_attribute("#board", "data-version")
         page.click("#board .cell.target")
-        page.wait_for_function("v => document.getElementById('board').dataset.version !== v", arg=before)
-        if "continue jumping" not in page.inner_text("#turn-text"):
+        handle = page.wait_for_function("v => { const b = document.getElementById('board');"
+                                        " return b.dataset.version !== v && b.dataset.partial; }", arg=before)
+        if handle.json_value() == "0":
             return
 
 
 def test_full_game_against_the_engine_reaches_a_result(page, tmp_path):
-    start(page, opponent="computer:easy", seed="full-game")
+    start(page, opponent="computer:easy", seed="quick-2")        # a seed whose game is short (42 plies today)
     for turn in range(200):
-        wait_for_player(page, ENGINE_WAIT_MS if turn == 0 else 60_000)
-        if page.is_visible("#result"):
+        if wait_for_player(page, ENGINE_WAIT_MS if turn == 0 else 60_000):
             break
         if turn == 6:
             shot = os.environ.get("GUI_SCREENSHOT") or str(tmp_path / "gui.png")
@@ -252,6 +254,23 @@ def test_totals_survive_a_reload_and_skip_practice(page):
     after = [int(page.inner_text(f"#t-{k}")) for k in ("red", "white", "draws")]
     assert after == [before[0], before[1] + 1, before[2]]
     assert page.is_hidden("#storage-warning")
+
+
+def test_totals_warn_when_storage_is_unavailable(browser, server):
+    pg = browser.new_page()
+    try:
+        pg.add_init_script("Object.defineProperty(window, 'localStorage', {get() { throw new DOMException('denied'); }});")
+        pg.app_url = server
+        start(pg, seed="no-storage")
+        assert pg.is_visible("#storage-warning")
+        assert "kept only for the current visit" in pg.inner_text("#storage-warning")
+        before = int(pg.inner_text("#t-white"))
+        pg.click("#pause")
+        pg.click("#resign")
+        pg.wait_for_selector("#result:not([hidden])")
+        assert int(pg.inner_text("#t-white")) == before + 1          # still counted for this visit
+    finally:
+        pg.close()
 
 
 def test_analysis_streams_evaluations(page):

@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Optional
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
@@ -383,7 +385,9 @@ def create_app(command: Optional[EngineCommand] = None, warm_up: bool = True) ->
         Route("/api/matches/{match_id}/analysis", analysis),
         Route("/api/matches/{match_id}/{action}", act, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
-    ], lifespan=lifespan)
+    ], lifespan=lifespan,
+        # only pages served from this machine's own address (a rebinding DNS name gets 400)
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost"])])
     app.state.gui = gui
     return app
 

@@ -233,7 +233,8 @@ const play = {
       if (this.selected !== null && !(state.selectable || []).includes(this.selected)) this.selected = null;
     }
     this.state = state;
-    $("board").dataset.version = `${state.id}:${state.version}`;
+    $("board").dataset.version = `${state.id}:${state.version}`;     // for scripts and tests that follow the match
+    $("board").dataset.partial = String(state.partial.length);
     if (state.partial.length) this.selected = state.partial[state.partial.length - 1];
     else if (state.selectable.length === 1 && state.capture_required) this.selected = state.selectable[0];
     this.board.build(state.orientation);
