@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import secrets
 import socket
 import sys
@@ -37,13 +38,17 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Optional
 
-from starlette.applications import Starlette
-from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
+try:
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
+    from starlette.requests import Request
+    from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+except ModuleNotFoundError as missing:       # an install from before the gui: say what to do, no traceback
+    raise SystemExit(f"uci-checkers gui: the web server package {missing.name!r} is missing: "
+                     "reinstall uci_checkers (pip install -e .) to get its dependencies") from None
 
 from ..client import Info
 from .host import EngineCommand, EngineFailure, EngineHost
@@ -353,6 +358,13 @@ def _error(future: Future) -> Optional[str]:
     return str(exc) if isinstance(exc, EngineFailure) else f"{type(exc).__name__}: {exc}"
 
 
+def _report_warm_up(future: Future) -> None:
+    exc = future.exception()
+    if exc is not None:
+        print(f"uci-checkers gui: {exc} (Easy, Normal, Hard and analysis need it; casual and two-player "
+              "games work without)", file=sys.stderr, flush=True)
+
+
 def _warm_rules_core() -> None:
     from ..position import Position
 
@@ -367,7 +379,7 @@ def create_app(command: Optional[EngineCommand] = None, warm_up: bool = True) ->
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         gui.loop = asyncio.get_running_loop()
         if gui.warm_up:
-            gui.player.warm_up()
+            gui.player.warm_up().add_done_callback(_report_warm_up)
             # load (or, the first time, compile) the rules kernels while the player looks at the setup form
             threading.Thread(target=_warm_rules_core, name="gui-warm-rules", daemon=True).start()
         try:
@@ -393,6 +405,13 @@ def create_app(command: Optional[EngineCommand] = None, warm_up: bool = True) ->
 
 
 # --- command line -------------------------------------------------------------------------------------
+def _open_browser(url: str) -> None:
+    """The desktop's browser; on a Linux machine without a display, only the printed address."""
+    headless = sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    if headless or not webbrowser.open(url):
+        print(f"uci-checkers gui: no browser to open here: open {url} yourself", flush=True)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="uci-checkers gui", description="Play checkers in a browser against an "
                                 "engine or a friend, or analyse a game (served on 127.0.0.1).")
@@ -404,7 +423,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        return _serve(build_parser().parse_args(argv))
+    except KeyboardInterrupt:                # Ctrl-C before the server took over its signals
+        return 130
+
+
+def _serve(args: argparse.Namespace) -> int:
     try:
         command = EngineCommand.parse(args.engine)
     except ValueError as exc:
@@ -432,7 +457,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     server = uvicorn.Server(config)
     print(f"uci-checkers gui: serving on {url} (Ctrl-C to stop)", flush=True)
     if not args.no_browser:
-        threading.Timer(0.5, webbrowser.open, args=(url,)).start()
+        threading.Timer(0.5, _open_browser, args=(url,)).start()
     interrupted = threading.Event()
     original = server.handle_exit
 

@@ -224,6 +224,11 @@ const play = {
     this.render(state);
     this.events = new EventSource(`/api/matches/${state.id}/events`);
     this.events.onmessage = (e) => this.render(JSON.parse(e.data));
+    this.events.onerror = () => {
+      if (this.events && this.events.readyState === EventSource.CLOSED) {
+        $("error").textContent = "Lost the connection to the server: is uci-checkers gui still running?";
+      }
+    };
     this.board.focus();
   },
 
