@@ -73,6 +73,7 @@ class Gui:
         self.loop: Optional[asyncio.AbstractEventLoop] = None
         self.warm_up = warm_up
         self.closing = False                 # set on shutdown: event streams end so the server can stop
+        self.rules_ready: Optional[asyncio.Event] = None     # set once the rules kernels are loaded
 
     # --- matches -------------------------------------------------------------------------------
     def add(self, match: Match) -> Match:
@@ -156,6 +157,14 @@ def _gui(request: Request) -> Gui:
     return request.app.state.gui
 
 
+async def _ready_gui(request: Request) -> Gui:
+    """The server's state once the rules kernels are loaded (only the first requests after start-up wait)."""
+    gui = _gui(request)
+    if gui.rules_ready is not None and not gui.rules_ready.is_set():
+        await gui.rules_ready.wait()
+    return gui
+
+
 async def _body(request: Request) -> dict[str, Any]:
     raw = await request.body()
     if not raw:
@@ -193,11 +202,12 @@ async def index(request: Request) -> Response:
 
 async def info(request: Request) -> Response:
     gui = _gui(request)
-    return JSONResponse({"engine": gui.player.name, "default_seed": DEFAULT_SEED, "practice_fen": PRACTICE_FEN})
+    return JSONResponse({"engine": gui.player.name, "default_seed": DEFAULT_SEED, "practice_fen": PRACTICE_FEN,
+                         "rules_ready": gui.rules_ready is not None and gui.rules_ready.is_set()})
 
 
 async def create_match(request: Request) -> Response:
-    gui = _gui(request)
+    gui = await _ready_gui(request)
     try:
         match = gui.new_match(await _body(request))
     except MatchError as exc:
@@ -215,7 +225,7 @@ async def get_match(request: Request) -> Response:
 
 async def act(request: Request) -> Response:
     """Every request that changes one match: step, undo, pause, resume, resign, restart-engine, goto."""
-    gui = _gui(request)
+    gui = await _ready_gui(request)
     action = request.path_params["action"]
     try:
         match = gui.get(request.path_params["match_id"])
@@ -378,10 +388,20 @@ def create_app(command: Optional[EngineCommand] = None, warm_up: bool = True) ->
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         gui.loop = asyncio.get_running_loop()
-        if gui.warm_up:
-            gui.player.warm_up().add_done_callback(_report_warm_up)
-            # load (or, the first time, compile) the rules kernels while the player looks at the setup form
-            threading.Thread(target=_warm_rules_core, name="gui-warm-rules", daemon=True).start()
+        gui.rules_ready = asyncio.Event()
+        loop = gui.loop
+
+        def warm() -> None:
+            # the rules kernels first (loaded, or compiled on the very first start) without blocking the
+            # server, then the engine process, which finds those kernels in the shared compile cache
+            try:
+                _warm_rules_core()
+            finally:
+                loop.call_soon_threadsafe(gui.rules_ready.set)
+            if gui.warm_up:
+                gui.player.warm_up().add_done_callback(_report_warm_up)
+
+        threading.Thread(target=warm, name="gui-warm-up", daemon=True).start()
         try:
             yield
         finally:

@@ -361,7 +361,13 @@ const setup = {
     const [mode, level] = $("opponent").value.split(":");
     const body = { mode, level: level || "casual", side: $("side").value, position: $("position").value,
                    seed: $("seed").value, setup_text: $("setup-text").value };
+    const slow = setTimeout(() => {      // the very first start compiles the rules core
+      $("setup-error").textContent = "Preparing the board (the first start after an install takes a while)…";
+    }, 800);
+    $("start").disabled = true;
     const data = await api("/api/matches", body);
+    clearTimeout(slow);
+    this.update();
     if (data.error) { $("setup-error").textContent = data.error; return; }
     $("setup-error").textContent = "";
     play.start(data);
