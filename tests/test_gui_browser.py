@@ -147,18 +147,20 @@ def test_practice_double_jump_wins_with_two_steps(page):
     assert moves_text(page) == "Red 9×18×27"
 
 
-def test_undo_against_the_computer_restores_the_same_seeded_reply(page):
-    start(page, seed="undo-seed")
-    square(page, 11)
-    square(page, 15)
-    page.wait_for_function("document.getElementById('move-list').textContent.includes('White')")
-    first = moves_text(page)
-    page.click("#undo")
-    page.wait_for_function("document.getElementById('move-list').textContent === 'No moves yet.'")
-    square(page, 11)
-    square(page, 15)
-    page.wait_for_function("document.getElementById('move-list').textContent.includes('White')")
-    assert moves_text(page) == first
+@pytest.mark.parametrize("opponent", ["computer:casual", "computer:normal"])
+def test_undo_against_the_computer_restores_the_same_seeded_reply(page, opponent):
+    start(page, opponent=opponent, seed="undo-seed")
+    replies = []
+    for _ in range(2):
+        for sq in (11, 15):
+            wait_for_player(page, ENGINE_WAIT_MS)
+            square(page, sq)
+        page.wait_for_function("document.getElementById('move-list').textContent.includes('White')")
+        wait_for_player(page, ENGINE_WAIT_MS)
+        replies.append(moves_text(page))
+        page.click("#undo")
+        page.wait_for_function("document.getElementById('move-list').textContent === 'No moves yet.'")
+    assert replies[0] == replies[1] and replies[0].startswith("Red 11–15 · White ")
 
 
 def test_pause_resume_resign_and_replay_same_seed(page):
