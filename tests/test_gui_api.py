@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("starlette", reason="the gui needs starlette (a core dependency): pip install -e .")
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from uci_checkers.gui.host import EngineCommand  # noqa: E402
-from uci_checkers.gui.match import engine_seed  # noqa: E402
-from uci_checkers.gui.server import create_app  # noqa: E402
+from uci_checkers.gui.host import EngineCommand
+from uci_checkers.gui.match import engine_seed
+from uci_checkers.gui.server import create_app
 
 RANDOM_MOVER = Path(__file__).resolve().parent / "engines" / "random_mover.py"
 

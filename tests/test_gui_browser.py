@@ -47,7 +47,10 @@ def server():
 
 @pytest.fixture(scope="module")
 def browser():
-    playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -e '.[test]'")
+    try:
+        from playwright import sync_api as playwright_api
+    except ImportError:
+        pytest.fail("playwright is missing: pip install -e '.[test]'")
     if not Path(CHROMIUM).exists():
         pytest.fail(f"no browser at {CHROMIUM}: install Debian's chromium (apt-get install chromium)")
     profile = tempfile.mkdtemp(prefix="gui-test-profile-")
