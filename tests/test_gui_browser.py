@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -26,14 +27,19 @@ ENGINE_WAIT_MS = 240_000          # the first reply may wait for a cold numba co
 
 
 @pytest.fixture(scope="module")
-def server():
-    proc = subprocess.Popen([sys.executable, "-m", "uci_checkers", "gui", "--no-browser"], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    line = proc.stdout.readline()                      # printed before serving; the process exits on error
-    match = re.search(r"http://127\.0\.0\.1:\d+/", line)
+def server(tmp_path_factory):
+    stderr_path = tmp_path_factory.mktemp("gui-server") / "stderr.txt"
+    with open(stderr_path, "w") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "uci_checkers", "gui", "--no-browser"], cwd=REPO,
+                                stdout=subprocess.PIPE, stderr=stderr, text=True, start_new_session=True)
+    first_line: list[str] = []
+    reader = threading.Thread(target=lambda: first_line.append(proc.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(120)                                   # printed once the port is bound
+    match = re.search(r"http://127\.0\.0\.1:\d+/", first_line[0] if first_line else "")
     if match is None:
-        proc.kill()
-        pytest.fail(f"uci-checkers gui did not start: {line!r} {proc.stderr.read()}")
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail(f"uci-checkers gui did not start: {first_line!r} {stderr_path.read_text()}")
     yield match.group(0)
     os.killpg(proc.pid, signal.SIGINT)
     try:
@@ -41,8 +47,9 @@ def server():
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         code = proc.wait(timeout=5)
-    assert code == 130, proc.stderr.read()
-    assert "Traceback" not in proc.stderr.read()
+    errors = stderr_path.read_text()
+    assert code == 130, errors
+    assert "Traceback" not in errors
 
 
 @pytest.fixture(scope="module")
