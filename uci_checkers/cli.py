@@ -17,6 +17,7 @@ SUBCOMMANDS = {
     "analyse": ("uci_checkers.analyse", "annotate the games of a PDN file with engine evaluations"),
     "go": ("uci_checkers.oneshot", "search one position and print the best move: go --fen FEN --movetime MS"),
     "checkerboard": ("uci_checkers.checkerboard", "build/install the CheckerBoard bridge DLL (bridge/checkerboard)"),
+    "gui": ("uci_checkers.gui.server", "play or analyse in a browser: gui [--port P] [--no-browser] [--engine cmd=...]"),
 }
 
 
