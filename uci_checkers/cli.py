@@ -16,6 +16,8 @@ SUBCOMMANDS = {
     "match": ("uci_checkers.arena", "engine-vs-engine matches and tournaments"),
     "analyse": ("uci_checkers.analyse", "annotate the games of a PDN file with engine evaluations"),
     "go": ("uci_checkers.oneshot", "search one position and print the best move: go --fen FEN --movetime MS"),
+    "selfplay": ("uci_checkers.learn.selfplay", "play fast self-play games into shards of labelled positions"),
+    "train": ("uci_checkers.learn.train", "fit the evaluation weights to self-play shards"),
 }
 
 
