@@ -34,7 +34,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Optional
 
 import numpy as np
 
@@ -134,7 +134,7 @@ class _Player:
         status = game.status()
         while not status.is_over and len(game.moves) < cfg.ply_cap:
             pos = game.position
-            result = self.searcher.search(game, limits, lambda info: None, self.stop)
+            result = self.searcher.search(game, limits, None, self.stop)
             if result.best is None:
                 break
             if not pos.is_capture_pending():
@@ -297,15 +297,6 @@ def generate(out_dir: Path, games: int, config: SelfPlayConfig, jobs: int = 1, s
         progress.write("\n")
     return {"games": shards * shard_size, "new_positions": positions, "seconds": time.monotonic() - t0,
             "out": str(out_dir)}
-
-
-def iter_shards(paths: list[Path]) -> Iterator[Path]:
-    """Shard files named by ``paths`` (files or directories of ``shard-*.npz``), in a fixed order."""
-    for p in paths:
-        if p.is_dir():
-            yield from sorted(p.glob("shard-*.npz"))
-        else:
-            yield p
 
 
 def main(argv: Optional[list[str]] = None) -> int:
