@@ -52,6 +52,9 @@ def load_shards(paths: list[Path], limit: Optional[int] = None) -> PositionSet:
     """Every position of the shards under ``paths`` (files or directories), in a fixed order."""
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("black", "white", "kings", "stm", "result", "score",
                                                          "game")}
+    for p in paths:
+        if not p.exists():
+            raise DataError(f"{p}: no such file or directory")
     sources = []
     total = 0
     files = [(d, f) for d, p in enumerate(paths) for f in (sorted(p.glob("shard-*.npz")) if p.is_dir() else [p])]
