@@ -18,10 +18,11 @@ SUBCOMMANDS = {
     "go": ("uci_checkers.oneshot", "search one position and print the best move: go --fen FEN --movetime MS"),
     "selfplay": ("uci_checkers.learn.selfplay", "play fast self-play games into shards of labelled positions"),
     "train": ("uci_checkers.learn.train", "fit the evaluation weights to self-play shards"),
+    "validate": ("uci_checkers.learn.validate", "score the evaluation on strong games and book puzzles"),
 }
 
 # Subcommands that play or search with the package's evaluation: checked before they start.
-NEEDS_WEIGHTS = frozenset({"engine", "hub", "bench", "go", "analyse", "selfplay"})
+NEEDS_WEIGHTS = frozenset({"engine", "hub", "bench", "go", "analyse", "selfplay", "validate"})
 
 
 def parse_option_args(items: list[str]) -> dict[str, str]:
