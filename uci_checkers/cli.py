@@ -18,7 +18,13 @@ SUBCOMMANDS = {
     "go": ("uci_checkers.oneshot", "search one position and print the best move: go --fen FEN --movetime MS"),
     "checkerboard": ("uci_checkers.checkerboard", "build/install the CheckerBoard bridge DLL (bridge/checkerboard)"),
     "gui": ("uci_checkers.gui.server", "play or analyse in a browser: gui [--port P] [--no-browser] [--engine cmd=...]"),
+    "selfplay": ("uci_checkers.learn.selfplay", "play fast self-play games into shards of labelled positions"),
+    "train": ("uci_checkers.learn.train", "fit the evaluation weights to self-play shards"),
+    "validate": ("uci_checkers.learn.validate", "score the evaluation on strong games and book puzzles"),
 }
+
+# Subcommands that play or search with the package's evaluation: checked before they start.
+NEEDS_WEIGHTS = frozenset({"engine", "hub", "bench", "go", "analyse", "selfplay", "validate"})
 
 
 def parse_option_args(items: list[str]) -> dict[str, str]:
@@ -55,14 +61,24 @@ def main(argv: Optional[list[str]] = None) -> int:
     if name not in SUBCOMMANDS:
         print(f"uci-checkers: unknown subcommand {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
+    from .weights import WeightsError, check_file, default_path
     try:
+        if name in NEEDS_WEIGHTS:
+            check_file(default_path())     # an engine without its evaluation must not start at all
         module = importlib.import_module(SUBCOMMANDS[name][0])
     except ModuleNotFoundError as exc:
         if exc.name == SUBCOMMANDS[name][0]:
             print(f"uci-checkers: {name} is not available in this version", file=sys.stderr)
             return 2
         raise
-    return int(module.main(args[1:]) or 0)
+    except WeightsError as exc:
+        print(f"uci-checkers: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return int(module.main(args[1:]) or 0)
+    except WeightsError as exc:
+        print(f"uci-checkers: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -1,29 +1,45 @@
-"""Static evaluation: numba kernels over the padded bitboards, in centi-men (a man is 100).
+"""Static evaluation: a learned, pattern-based score in centi-men (about 100 a man).
 
-``evaluate(black, white, kings, stm)`` is what the search calls at its leaves
-(score from the side to move's view).  ``evaluation_terms(position)`` breaks
-the same score into its named terms for the ``eval`` command; both come from
-one kernel (``eval_terms``) so they can never disagree.
+The evaluation is a sum of table weights over *features* of the position seen by
+the side to move, interpolated between an opening and an endgame weight set by
+the number of pieces on the board (Scan's design, fitted to our own games by
+:mod:`uci_checkers.learn`).  The weights are data (:mod:`uci_checkers.weights`),
+passed to the kernels as an int64 array ``ev``; nothing here is hand-set.
 
-Terms (each computed from Black's view, White's mirror subtracted):
+The oriented view
+-----------------
+Every feature is read from the side to move's point of view ("own" and "opp"),
+on the board turned so that the own men move toward higher rows: with Black to
+move squares are used as they are, with White to move square ``s`` is read as
+``33 - s``.  The same position seen by the other colour (colours swapped, the
+board turned round, the other side to move) therefore gives exactly the same
+features and score: the evaluation is colour-symmetric by construction, and it
+can learn what the move is worth (tempo) because it is not forced to be
+antisymmetric.
 
-``material``    men 100, kings 130
-``trade``       when ahead, a bonus growing as pieces come off (trading down wins)
-``back_rank``   men on the own back row while the opponent still has men to crown
-                (the 1-3 "bridge" for Black, 30-32 for White, is worth extra)
-``centre``      men and kings on the central squares
-``advance``     men advancing: worth little with a full board, much in the endgame
-``mobility``    difference of plain (non-capturing) moves
-``runaway``     a man whose whole forward cone is empty cannot be stopped by men:
-                a king in as many moves as it has rows to go
-``kings``       king placement: centre good, edges poor, the single corner bad
-``endgame``     kings-only knowledge: the side ahead drives a lone king out of the
-                double corner and brings its kings close
-``scale``       drawish scaling: level material with few pieces and the
-                one-king-each draw pull the whole score toward zero
+Features (``NF`` of them; each has an opening and an endgame weight)
+--------------------------------------------------------------------
+``pattern``   9 windows of 4x4 board squares (8 playable squares each), at rows
+              0, 2, 4 and columns 0, 2, 4 of the oriented board, overlapping;
+              each window's state of its men (empty or king / own man / opp man:
+              3^8 = 6561 states) indexes one weight.  Formations, the back rank,
+              holes and tempo are learnt here.
+``material``  the men difference and the king difference (each clipped to -6..6):
+              one weight per pair, so trading down and king value are learnt.
+``king``      own king on each oriented square, opp king on each square (64).
+``mobility``  own and opp plain-move counts (0..15+, one weight each).
+``runaway``   men 1-4 rows from crowning whose whole forward cone is empty, by rows
+              still to go (own, opp): counted, not just flagged.
+``tempo``     a constant for the side to move.
 
-Layout facts used (see :mod:`uci_checkers.bitboard`): square ``s`` sits on row
-``(s-1)//4`` counted from Black's back row; Black moves toward higher rows.
+Score: ``(sum_open * n + sum_end * (24 - n)) // (24 * UNIT)`` with ``n`` the
+number of pieces (at most 24); weights are stored in ``1/UNIT`` centi-men,
+interleaved: ``ev[2 f]`` (opening) beside ``ev[2 f + 1]`` (endgame), so that one
+feature costs one cache line (the table is larger than the L1 and L2 caches).
+
+``feature_list`` writes the active features of a position (index, count) for the
+trainer; ``evaluate`` sums the same features directly (the tests check both
+against a pure-Python reference).
 """
 from __future__ import annotations
 
@@ -32,81 +48,85 @@ import numpy as np
 from ._jit import ctz, kernel, popcount
 from .bitboard import SQUARE_TO_BIT, SQUARES
 
-MAN = 100
-KING = 130
+UNIT = 16                      # weights are in 1/16 centi-men
+PHASE_PIECES = 24              # piece count of the pure opening weight set
 
-TERM_NAMES = ("material", "trade", "back_rank", "centre", "advance", "mobility", "runaway",
-              "kings", "endgame", "scale")
+# --- feature layout ----------------------------------------------------------
+N_WINDOWS = 9
+WINDOW_STATES = 6561           # 3^8
+F_PATTERN = 0
+F_MATERIAL = F_PATTERN + N_WINDOWS * WINDOW_STATES
+MAT_CLIP = 6
+MAT_SIDE = 2 * MAT_CLIP + 1
+F_KING_OWN = F_MATERIAL + MAT_SIDE * MAT_SIDE
+F_KING_OPP = F_KING_OWN + 32
+F_MOB_OWN = F_KING_OPP + 32
+F_MOB_OPP = F_MOB_OWN + 16
+F_RUN_OWN = F_MOB_OPP + 16
+F_RUN_OPP = F_RUN_OWN + 4
+F_TEMPO = F_RUN_OPP + 4
+NF = F_TEMPO + 1
+FEATURE_LAYOUT = "patterns-9x4x4-men3/material13x13/king32x2/mob16x2/run4x2/tempo;interleaved"
+MAX_ACTIVE = 64                # active features of one position never exceed this
 
+BLOCKS = (("pattern", F_PATTERN, F_MATERIAL), ("material", F_MATERIAL, F_KING_OWN),
+          ("king", F_KING_OWN, F_MOB_OWN), ("mobility", F_MOB_OWN, F_RUN_OWN),
+          ("runaway", F_RUN_OWN, F_TEMPO), ("tempo", F_TEMPO, NF))
+TERM_NAMES = tuple(name for name, _, _ in BLOCKS)
 
-def _sq_mask(squares) -> int:
-    m = 0
-    for s in squares:
-        m |= 1 << SQUARE_TO_BIT[s - 1]
-    return m
-
-
-def _row_col(s: int) -> tuple[int, int]:
-    r = (s - 1) // 4
-    c = (s - 1) % 4
-    return r, (2 * c + 1 if r % 2 == 0 else 2 * c)
-
-
-def _mirror(s: int) -> int:
-    """The square a 180-degree rotation maps ``s`` to (Black's view <-> White's view)."""
-    return 33 - s
-
-
-def _planes(table: dict[int, int], nplanes: int = 6) -> np.ndarray:
-    """Bit planes of a non-negative square table: value(s) = sum_j 2^j [s in plane j]."""
-    out = np.zeros(nplanes, dtype=np.int64)
-    for s, v in table.items():
-        assert 0 <= v < (1 << nplanes)
-        for j in range(nplanes):
-            if (v >> j) & 1:
-                out[j] |= 1 << SQUARE_TO_BIT[s - 1]
-    return out
+# --- tables --------------------------------------------------------------------
+# ROW_BIT[r]: bit of the first square of board row r (4 squares a row, consecutive bits).
+ROW_BIT = np.array([SQUARE_TO_BIT[4 * r] for r in range(8)], dtype=np.int64)
+# REV4[x]: a row's 4-bit nibble read from the other side of the board.
+REV4 = np.array([int(f"{x:04b}"[::-1], 2) for x in range(16)], dtype=np.int64)
 
 
-def _table_black(values_by_row: list[int]) -> dict[int, int]:
-    return {s: values_by_row[(s - 1) // 4] for s in range(1, 33)}
+def _pair_codes() -> np.ndarray:
+    """PAIR[stm, own4 * 16 + opp4, j]: base-3 code (0 empty, 1 own, 2 opp) of oriented squares j, j+1
+    of a row whose own/opp men are the nibbles own4/opp4 as stored (for stm 1 the row is read
+    backwards, so the table does the turning round)."""
+    t = np.zeros((2, 256, 3), dtype=np.int64)
+    for stm in range(2):
+        for own in range(16):
+            for opp in range(16):
+                a, b = (own, opp) if stm == 0 else (REV4[own], REV4[opp])
+                for j in range(3):
+                    code = 0
+                    for k, q in enumerate((j, j + 1)):
+                        s = 1 if (a >> q) & 1 else (2 if (b >> q) & 1 else 0)
+                        code += s * 3 ** k
+                    t[stm, own * 16 + opp, j] = code
+    return t
 
 
-# --- square tables (Black's view; White uses the mirror) ---------------------
-# Advancement of men by row (Black's rows 0..7); row 7 is never a man's square.
-_ADV_ROWS = [0, 1, 2, 4, 6, 9, 13, 0]
-ADV_B = _planes(_table_black(_ADV_ROWS))
-ADV_W = _planes({_mirror(s): v for s, v in _table_black(_ADV_ROWS).items()})
+PAIR = _pair_codes()
 
-# King placement: centre best, edges poor, single corners (4, 29) worst.
-_KING_TAB = {}
-for _s in range(1, 33):
-    _r, _c = _row_col(_s)
-    _edge = min(_r, 7 - _r, _c, 7 - _c)
-    _KING_TAB[_s] = 4 + 4 * min(_edge, 2)
-_KING_TAB[4] = 0
-_KING_TAB[29] = 0
-KING_PL = _planes(_KING_TAB)
 
-CENTRE4 = _sq_mask([14, 15, 18, 19])
-CENTRE8 = _sq_mask([10, 11, 22, 23])
-BLACK_BACK = _sq_mask([1, 2, 3, 4])
-WHITE_BACK = _sq_mask([29, 30, 31, 32])
-BLACK_BRIDGE = _sq_mask([1, 3])
-WHITE_BRIDGE = _sq_mask([30, 32])
-DOUBLE_CORNERS = _sq_mask([1, 5, 28, 32])
-NEAR_DOUBLE = _sq_mask([6, 9, 24, 27])
-BLACK_RUN_ROWS = _sq_mask(range(13, 29))   # rows 3-6: cones small enough to matter
-WHITE_RUN_ROWS = _sq_mask(range(5, 21))
+
+
+def _oriented_square() -> np.ndarray:
+    """OSQ[stm, bit]: the oriented square (0-31) of a bit for the side to move."""
+    t = np.zeros((2, 64), dtype=np.int64)
+    for o in range(32):
+        t[0, SQUARE_TO_BIT[o]] = o
+        t[1, SQUARE_TO_BIT[31 - o]] = o
+    return t
+
+
+OSQ = _oriented_square()
 
 
 def _cones() -> np.ndarray:
     """CONE[side, bit]: every square a man of ``side`` on ``bit`` could ever step on."""
+    def rc(s):
+        r = (s - 1) // 4
+        c = (s - 1) % 4
+        return r, (2 * c + 1 if r % 2 == 0 else 2 * c)
     cone = np.zeros((2, 64), dtype=np.int64)
     for s in range(1, 33):
-        r, c = _row_col(s)
+        r, c = rc(s)
         for t in range(1, 33):
-            r2, c2 = _row_col(t)
+            r2, c2 = rc(t)
             if r2 > r and abs(c2 - c) <= r2 - r:
                 cone[0, SQUARE_TO_BIT[s - 1]] |= 1 << SQUARE_TO_BIT[t - 1]
             if r2 < r and abs(c2 - c) <= r - r2:
@@ -115,177 +135,233 @@ def _cones() -> np.ndarray:
 
 
 CONE = _cones()
-
-
-def _distance_table() -> np.ndarray:
-    """DIST[a, b]: king moves between bits a and b (Chebyshev distance on the 8x8 board)."""
-    d = np.zeros((64, 64), dtype=np.int64)
-    for s in range(1, 33):
-        r, c = _row_col(s)
-        for t in range(1, 33):
-            r2, c2 = _row_col(t)
-            d[SQUARE_TO_BIT[s - 1], SQUARE_TO_BIT[t - 1]] = max(abs(r - r2), abs(c - c2))
-    return d
-
-
-DIST = _distance_table()
+# RUN_ROWS[side]: men of ``side`` that are counted as runaways when their cone is empty: 1-4 rows to go
+# (further back the cone is big and nearly never empty, and the loop would cost every evaluation)
+RUN_ROWS = np.array([sum(1 << SQUARE_TO_BIT[s - 1] for s in range(13, 29)),
+                     sum(1 << SQUARE_TO_BIT[s - 1] for s in range(5, 21))], dtype=np.int64)
 _ALL = SQUARES
 
 
+# --- kernels ---------------------------------------------------------------------
 @kernel
-def _sdiv(a, b):
-    """a / b rounded toward zero (so that the colour-mirrored position scores exactly the opposite)."""
-    return a // b if a >= 0 else -((-a) // b)
-
-
-@kernel
-def _table(bb, planes):
-    v = 0
-    for j in range(planes.shape[0]):
-        v += popcount(bb & planes[j]) << j
-    return v
+def _sides(black, white, kings, stm):
+    """(own, opp) pieces of the side to move and of the other side."""
+    if stm == 0:
+        return black, white
+    return white, black
 
 
 @kernel
-def _runaways(men, occ, side, rows):
-    """Bonus for men whose whole forward cone is empty (nothing can block or take them but kings)."""
-    v = 0
-    x = men & rows
+def _row_pair(own_men, opp_men, r, stm):
+    """Oriented row ``r`` as the PAIR row index ``own4 * 16 + opp4`` (nibbles as stored)."""
+    shift = ROW_BIT[r] if stm == 0 else ROW_BIT[7 - r]
+    return ((own_men >> shift) & 15) * 16 + ((opp_men >> shift) & 15)
+
+
+@kernel
+def _band(own_men, opp_men, stm, r0):
+    """States (0..6560) of the three windows on oriented rows r0..r0+3 (columns 0, 2, 4)."""
+    x0 = _row_pair(own_men, opp_men, r0, stm)
+    x1 = _row_pair(own_men, opp_men, r0 + 1, stm)
+    x2 = _row_pair(own_men, opp_men, r0 + 2, stm)
+    x3 = _row_pair(own_men, opp_men, r0 + 3, stm)
+    i0 = PAIR[stm, x0, 0] + 9 * PAIR[stm, x1, 0] + 81 * PAIR[stm, x2, 0] + 729 * PAIR[stm, x3, 0]
+    i1 = PAIR[stm, x0, 1] + 9 * PAIR[stm, x1, 1] + 81 * PAIR[stm, x2, 1] + 729 * PAIR[stm, x3, 1]
+    i2 = PAIR[stm, x0, 2] + 9 * PAIR[stm, x1, 2] + 81 * PAIR[stm, x2, 2] + 729 * PAIR[stm, x3, 2]
+    return i0, i1, i2
+
+
+@kernel
+def _mobility(own, opp, kings, stm):
+    """Plain (non-capturing) moves of ``own`` (pieces of side ``stm``) as a count of steps."""
+    empty = _ALL & ~(own | opp)
+    k = own & kings
+    if stm == 0:
+        return popcount((own << 4) & empty) + popcount((own << 5) & empty) \
+            + popcount((k >> 4) & empty) + popcount((k >> 5) & empty)
+    return popcount((own >> 4) & empty) + popcount((own >> 5) & empty) \
+        + popcount((k << 4) & empty) + popcount((k << 5) & empty)
+
+
+@kernel
+def _runaway_rows(men, occ, side, r_out):
+    """Count men of ``side`` with an empty forward cone into r_out[rows to go - 1]."""
+    x = men & RUN_ROWS[side]
     while x != 0:
         bit = ctz(x)
         x &= x - 1
         if (CONE[side, bit] & occ) == 0:
-            # rows to go: Black on bit -> row = (bit - bit//9) // 4
             row = (bit - bit // 9) // 4
-            dist = 7 - row if side == 0 else row
-            v += 40 - 4 * dist
-    return v
+            r_out[(7 - row if side == 0 else row) - 1] += 1
 
 
 @kernel
-def _lone_king_drive(strong_kings, weak_king_bit):
-    """Strong side (kings only) against a lone king: corner it away from the double corner."""
-    wk = ctz(weak_king_bit)
-    v = 0
-    x = strong_kings
-    while x != 0:
-        v -= 3 * DIST[ctz(x), wk]
-        x &= x - 1
-    if (weak_king_bit & DOUBLE_CORNERS) != 0:
-        v -= 20
-    elif (weak_king_bit & NEAR_DOUBLE) != 0:
-        v -= 8
-    # a lone king on the edge is easier to trap
-    v -= _table(weak_king_bit, KING_PL) * 2
-    return v + 40
+def feature_list(black, white, kings, stm, idx, cnt):
+    """Write the active features (index, count) of a position into ``idx``/``cnt``; return how many.
 
-
-@kernel
-def eval_terms(black, white, kings):
-    """All terms from Black's view, as a tuple in the order of ``TERM_NAMES``."""
-    occ = black | white
-    empty = _ALL & ~occ
-    bm = black & ~kings
-    wm = white & ~kings
-    bk = black & kings
-    wk = white & kings
-    nbm = popcount(bm)
-    nwm = popcount(wm)
-    nbk = popcount(bk)
-    nwk = popcount(wk)
-    nb = nbm + nbk
-    nw = nwm + nwk
-    n = nb + nw
-
-    mat_b = nbm * MAN + nbk * KING
-    mat_w = nwm * MAN + nwk * KING
-    material = mat_b - mat_w
-
-    trade = 0
-    if nb != nw:
-        # ahead by a piece: worth more the fewer pieces are left (up to +50% of the lead)
-        lead = material
-        trade = _sdiv(lead * (24 - n), 40)
-
-    # back rank: matters while the opponent has men left to crown
-    back = 0
-    if nwm > 0:
-        back += popcount(bm & BLACK_BACK) * 6
-        if (bm & BLACK_BRIDGE) == BLACK_BRIDGE:
-            back += 10
-        back = back * (nwm + 4) // 16
-    if nbm > 0:
-        wb = popcount(wm & WHITE_BACK) * 6
-        if (wm & WHITE_BRIDGE) == WHITE_BRIDGE:
-            wb += 10
-        back -= wb * (nbm + 4) // 16
-
-    centre = (popcount(bm & CENTRE4) - popcount(wm & CENTRE4)) * 5 \
-        + (popcount(bm & CENTRE8) - popcount(wm & CENTRE8)) * 2
-
-    # advancement: weight grows as the board empties
-    phase = 24 - n                      # 0 at the start, ~20 in endgames
-    adv = _sdiv((_table(bm, ADV_B) - _table(wm, ADV_W)) * (phase + 4), 12)
-
-    # plain-move mobility
-    bmob = popcount((black << 4) & empty) + popcount((black << 5) & empty) \
-        + popcount((bk >> 4) & empty) + popcount((bk >> 5) & empty)
-    wmob = popcount((white >> 4) & empty) + popcount((white >> 5) & empty) \
-        + popcount((wk << 4) & empty) + popcount((wk << 5) & empty)
-    mobility = (bmob - wmob) * 2
-    if bmob == 0 and nb > 0:
-        mobility -= 15
-    if wmob == 0 and nw > 0:
-        mobility += 15
-
-    run = 0
-    rb = _runaways(bm, occ, 0, BLACK_RUN_ROWS)
-    rw = _runaways(wm, occ, 1, WHITE_RUN_ROWS)
-    run = (rb if nwk == 0 else rb // 2) - (rw if nbk == 0 else rw // 2)
-
-    kpos = _table(bk, KING_PL) - _table(wk, KING_PL)
-
-    endgame = 0
-    if nbm == 0 and nwm == 0:
-        if nw == 1 and nb >= 2:
-            endgame = _lone_king_drive(bk, wk)
-        elif nb == 1 and nw >= 2:
-            endgame = -_lone_king_drive(wk, bk)
-
-    total = material + trade + back + centre + adv + mobility + run + kpos + endgame
-    scaled = total
-    if nbm == 0 and nwm == 0 and nb == 1 and nw == 1:
-        scaled = 0                      # one king each: a draw
-    elif nb == nw and n <= 8:
-        scaled = _sdiv(total * (n + 4), 16)  # level and few pieces: drawish
-    elif nbm + nwm == 0 and abs(nb - nw) == 1 and min(nb, nw) >= 3:
-        scaled = _sdiv(total * 3, 4)        # e.g. 4 kings vs 3: a long technical win
-    return (material, trade, back, centre, adv, mobility, run, kpos, endgame, scaled - total)
-
-
-@kernel
-def evaluate_black(black, white, kings):
-    """The static score from Black's view."""
-    t = eval_terms(black, white, kings)
-    return t[0] + t[1] + t[2] + t[3] + t[4] + t[5] + t[6] + t[7] + t[8] + t[9]
-
-
-@kernel
-def evaluate(black, white, kings, stm):
-    """The static score (centi-men) from the side to move's view."""
-    v = evaluate_black(black, white, kings)
-    return v if stm == 0 else -v
-
-
-def evaluation_terms(position) -> dict[str, int]:
-    """The static evaluation of ``position`` broken into named terms.
-
-    Keys: every name of ``TERM_NAMES`` (Black's view; they sum to ``total``),
-    plus ``total`` (Black's view) and ``total_stm`` (the side to move's view).
+    Window ``w`` (band ``w // 3`` of rows ``2 * (w // 3)``.., columns ``2 * (w % 3)``..)
+    is feature ``F_PATTERN + w * WINDOW_STATES + state``; the phase comes from
+    :func:`phase_pieces`.
     """
-    terms = eval_terms(position.black, position.white, position.kings)
-    out = {name: int(v) for name, v in zip(TERM_NAMES, terms)}
-    total = sum(out.values())
-    out["total"] = total
-    out["total_stm"] = total if position.turn == 0 else -total
+    own, opp = _sides(black, white, kings, stm)
+    own_men = own & ~kings
+    opp_men = opp & ~kings
+    m = 0
+    for band in range(3):
+        i0, i1, i2 = _band(own_men, opp_men, stm, 2 * band)
+        idx[m] = F_PATTERN + (3 * band) * WINDOW_STATES + i0
+        idx[m + 1] = F_PATTERN + (3 * band + 1) * WINDOW_STATES + i1
+        idx[m + 2] = F_PATTERN + (3 * band + 2) * WINDOW_STATES + i2
+        cnt[m] = cnt[m + 1] = cnt[m + 2] = 1
+        m += 3
+    dm = popcount(own_men) - popcount(opp_men)
+    dk = popcount(own & kings) - popcount(opp & kings)
+    dm = max(-MAT_CLIP, min(MAT_CLIP, dm))
+    dk = max(-MAT_CLIP, min(MAT_CLIP, dk))
+    idx[m] = F_MATERIAL + (dm + MAT_CLIP) * MAT_SIDE + (dk + MAT_CLIP)
+    cnt[m] = 1
+    m += 1
+    x = own & kings
+    while x != 0:
+        idx[m] = F_KING_OWN + OSQ[stm, ctz(x)]
+        cnt[m] = 1
+        m += 1
+        x &= x - 1
+    x = opp & kings
+    while x != 0:
+        idx[m] = F_KING_OPP + OSQ[stm, ctz(x)]
+        cnt[m] = 1
+        m += 1
+        x &= x - 1
+    idx[m] = F_MOB_OWN + min(15, _mobility(own, opp, kings, stm))
+    cnt[m] = 1
+    m += 1
+    idx[m] = F_MOB_OPP + min(15, _mobility(opp, own, kings, 1 - stm))
+    cnt[m] = 1
+    m += 1
+    occ = black | white
+    runs = np.zeros(8, dtype=np.int64)
+    _runaway_rows(own_men, occ, stm, runs[:4])
+    _runaway_rows(opp_men, occ, 1 - stm, runs[4:])
+    for d in range(4):
+        if runs[d] != 0:
+            idx[m] = F_RUN_OWN + d
+            cnt[m] = runs[d]
+            m += 1
+        if runs[4 + d] != 0:
+            idx[m] = F_RUN_OPP + d
+            cnt[m] = runs[4 + d]
+            m += 1
+    idx[m] = F_TEMPO
+    cnt[m] = 1
+    m += 1
+    return m
+
+
+@kernel
+def phase_pieces(black, white):
+    """The piece count that sets the opening/endgame mix (at most PHASE_PIECES)."""
+    return min(PHASE_PIECES, popcount(black | white))
+
+
+@kernel
+def _runaway_sum(men, occ, side, ev, base):
+    """Sum of opening and endgame runaway weights for the men of ``side`` (two values)."""
+    so = 0
+    se = 0
+    x = men & RUN_ROWS[side]
+    while x != 0:
+        bit = ctz(x)
+        x &= x - 1
+        if (CONE[side, bit] & occ) == 0:
+            row = (bit - bit // 9) // 4
+            f = 2 * (base + (7 - row if side == 0 else row) - 1)
+            so += ev[f]
+            se += ev[f + 1]
+    return so, se
+
+
+@kernel
+def evaluate(black, white, kings, stm, ev):
+    """The static score (centi-men) from the side to move's view, with weights ``ev`` (2*NF int64)."""
+    own, opp = _sides(black, white, kings, stm)
+    own_men = own & ~kings
+    opp_men = opp & ~kings
+    so = 0
+    se = 0
+    for band in range(3):
+        i0, i1, i2 = _band(own_men, opp_men, stm, 2 * band)
+        f = 2 * (F_PATTERN + (3 * band) * WINDOW_STATES + i0)
+        g = 2 * (F_PATTERN + (3 * band + 1) * WINDOW_STATES + i1)
+        h = 2 * (F_PATTERN + (3 * band + 2) * WINDOW_STATES + i2)
+        so += ev[f] + ev[g] + ev[h]
+        se += ev[f + 1] + ev[g + 1] + ev[h + 1]
+    dm = max(-MAT_CLIP, min(MAT_CLIP, popcount(own_men) - popcount(opp_men)))
+    dk = max(-MAT_CLIP, min(MAT_CLIP, popcount(own & kings) - popcount(opp & kings)))
+    f = 2 * (F_MATERIAL + (dm + MAT_CLIP) * MAT_SIDE + (dk + MAT_CLIP))
+    so += ev[f]
+    se += ev[f + 1]
+    x = own & kings
+    while x != 0:
+        f = 2 * (F_KING_OWN + OSQ[stm, ctz(x)])
+        so += ev[f]
+        se += ev[f + 1]
+        x &= x - 1
+    x = opp & kings
+    while x != 0:
+        f = 2 * (F_KING_OPP + OSQ[stm, ctz(x)])
+        so += ev[f]
+        se += ev[f + 1]
+        x &= x - 1
+    f = 2 * (F_MOB_OWN + min(15, _mobility(own, opp, kings, stm)))
+    g = 2 * (F_MOB_OPP + min(15, _mobility(opp, own, kings, 1 - stm)))
+    so += ev[f] + ev[g] + ev[2 * F_TEMPO]
+    se += ev[f + 1] + ev[g + 1] + ev[2 * F_TEMPO + 1]
+    occ = black | white
+    a1, b1 = _runaway_sum(own_men, occ, stm, ev, F_RUN_OWN)
+    a2, b2 = _runaway_sum(opp_men, occ, 1 - stm, ev, F_RUN_OPP)
+    so += a1 + a2
+    se += b1 + b2
+    n = min(PHASE_PIECES, popcount(occ))
+    return (so * n + se * (PHASE_PIECES - n)) // (PHASE_PIECES * UNIT)
+
+
+def evaluation_terms(position, ev: np.ndarray | None = None) -> dict[str, int]:
+    """The static evaluation of ``position`` broken into feature blocks.
+
+    Keys: every name of ``TERM_NAMES`` (Black's view, centi-men, rounded; they sum
+    to ``total``), ``total`` (Black's view) and ``total_stm`` (the side to move's
+    view, exactly what the search sees).  ``ev`` defaults to the package weights.
+    """
+    if ev is None:
+        from .weights import default_weights
+        ev = default_weights().table
+    idx = np.zeros(MAX_ACTIVE, dtype=np.int64)
+    cnt = np.zeros(MAX_ACTIVE, dtype=np.int64)
+    m = int(feature_list(position.black, position.white, position.kings, position.turn, idx, cnt))
+    n = int(phase_pieces(position.black, position.white))
+    sign = 1 if position.turn == 0 else -1
+    raw = {name: 0 for name in TERM_NAMES}
+    for f, k in zip(idx[:m], cnt[:m]):
+        for name, lo, hi in BLOCKS:
+            if lo <= f < hi:
+                raw[name] += int(k) * (int(ev[2 * f]) * n + int(ev[2 * f + 1]) * (PHASE_PIECES - n))
+    total_stm = int(evaluate(position.black, position.white, position.kings, position.turn, ev))
+    out = {name: sign * v // (PHASE_PIECES * UNIT) for name, v in raw.items()}
+    # the rounded terms carry the exact total: put the rounding remainder on the patterns
+    out["pattern"] += sign * total_stm - sum(out.values())
+    out["total"] = sign * total_stm
+    out["total_stm"] = total_stm
     return out
+
+
+@kernel
+def feature_matrix(black, white, kings, stm, idx, cnt, pieces):
+    """``feature_list`` for many positions: row i of ``idx``/``cnt`` (width MAX_ACTIVE, unused
+    slots count 0 on the tempo feature) and ``pieces[i]`` (the phase piece count)."""
+    for i in range(black.shape[0]):
+        m = feature_list(black[i], white[i], kings[i], stm[i], idx[i], cnt[i])
+        for j in range(m, idx.shape[1]):
+            idx[i, j] = F_TEMPO
+            cnt[i, j] = 0
+        pieces[i] = phase_pieces(black[i], white[i])

@@ -57,6 +57,7 @@ from ._jit import borrow, ctz, kernel, popcount
 from .bitboard import BLACK_CROWN, SQUARES, WHITE_CROWN
 from .evaluate import evaluate
 from .position import Game, Move, Position
+from .weights import EvalWeights, default_weights
 
 MATE = 30000            # score of a side to move that has already lost is -MATE
 MATE_BOUND = MATE - 1000  # |score| above this is a forced win/loss, in plies from MATE
@@ -167,8 +168,8 @@ def _has_move(black, white, kings, stm):
 # =============================================================================
 # The alpha-beta kernel
 # =============================================================================
-@kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64[:])")
-def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, stop):
+@kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64[:], int64[:])")
+def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, stop, ev):
     nodes = ws[C_NODES] + 1
     ws[C_NODES] = nodes
     if (nodes & 1023) == 0 and stop[0] != 0:
@@ -209,17 +210,17 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, stop
     threat = False
     if depth <= 0 and not capt:
         if depth <= -QS_THREAT or not mg.has_capture(black, white, kings, 1 - stm):
-            return evaluate(black, white, kings, stm)
+            return evaluate(black, white, kings, stm, ev)
         # the opponent threatens a capture: the static score would miss it, look one move further
         threat = True
     if ply >= MAX_PLY - 2:
-        return evaluate(black, white, kings, stm)
+        return evaluate(black, white, kings, stm, ev)
 
     pv_node = beta - alpha > 1
     # reverse futility: a quiet position far above beta at low depth is a cut-off
     if (RFP_DEPTH > 0 and not pv_node and not capt and not threat and depth <= RFP_DEPTH
             and beta < MATE_BOUND and beta > -MATE_BOUND):
-        se = evaluate(black, white, kings, stm)
+        se = evaluate(black, white, kings, stm, ev)
         if se - RFP_MARGIN * depth >= beta:
             return se
     found, tmove, tscore, tdepth, tbound = ttm.probe(tt, key)
@@ -302,7 +303,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, stop
         else:
             qp2 = qp + 1
         if i == 0:
-            s = -_ab(b2, w2, k2b, other, key2, new_depth, -beta, -alpha, ply + 1, qp2, ws, tt, stop)
+            s = -_ab(b2, w2, k2b, other, key2, new_depth, -beta, -alpha, ply + 1, qp2, ws, tt, stop, ev)
         else:
             r = 0
             if (not capt and new_depth >= 2 and i >= LMR_MIN_I and (mv & _PROMO) == 0
@@ -310,11 +311,11 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, stop
                 r = 1
                 if i >= LMR_I2 and new_depth >= LMR_D2:
                     r = 2
-            s = -_ab(b2, w2, k2b, other, key2, new_depth - r, -alpha - 1, -alpha, ply + 1, qp2, ws, tt, stop)
+            s = -_ab(b2, w2, k2b, other, key2, new_depth - r, -alpha - 1, -alpha, ply + 1, qp2, ws, tt, stop, ev)
             if r > 0 and s > alpha and ws[C_STOP] == 0:
-                s = -_ab(b2, w2, k2b, other, key2, new_depth, -alpha - 1, -alpha, ply + 1, qp2, ws, tt, stop)
+                s = -_ab(b2, w2, k2b, other, key2, new_depth, -alpha - 1, -alpha, ply + 1, qp2, ws, tt, stop, ev)
             if s > alpha and s < beta and ws[C_STOP] == 0:
-                s = -_ab(b2, w2, k2b, other, key2, new_depth, -beta, -alpha, ply + 1, qp2, ws, tt, stop)
+                s = -_ab(b2, w2, k2b, other, key2, new_depth, -beta, -alpha, ply + 1, qp2, ws, tt, stop, ev)
         if ws[C_STOP] != 0:
             return 0
         if s > best:
@@ -355,10 +356,11 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, stop
     return best
 
 
-@kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64[:])")
-def search_child(black, white, kings, stm, key, depth, alpha, beta, qp, ws, tt, stop):
+@kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64[:], int64[:])")
+def search_child(black, white, kings, stm, key, depth, alpha, beta, qp, ws, tt, stop, ev):
     """Score (from the mover's view, negated by the caller) of a root child at ply 1."""
-    return _ab(black, white, kings, stm, key, depth, alpha, beta, 1, qp, borrow(ws), borrow(tt), borrow(stop))
+    return _ab(black, white, kings, stm, key, depth, alpha, beta, 1, qp, borrow(ws), borrow(tt),
+               borrow(stop), borrow(ev))
 
 
 @kernel
@@ -460,7 +462,10 @@ def _pv_moves(pos: Position, words: list[int]) -> list[Move]:
 class Searcher:
     """Owns the search tables and buffers; one search at a time."""
 
-    def __init__(self, hash_mb: int = 16) -> None:
+    def __init__(self, hash_mb: int = 16, weights: Optional[EvalWeights] = None) -> None:
+        """``weights``: the evaluation weights (default: the package's; WeightsError if unusable)."""
+        self.weights = weights if weights is not None else default_weights()
+        self.ev = np.array(self.weights.table, dtype=np.int64)   # a private, writable copy for the kernels
         self.hash_mb = hash_mb
         self.tt = ttm.new_table(hash_mb)
         self.ws = np.zeros(WS_SIZE, dtype=np.int64)
@@ -489,7 +494,7 @@ class Searcher:
     def warm_up(self) -> None:
         """Compile (or load from cache) every kernel the search uses."""
         from .evaluate import evaluation_terms
-        evaluation_terms(Position.start())
+        evaluation_terms(Position.start(), self.ev)
         self.search(Game(), SearchLimits(depth=3), lambda info: None, np.zeros(1, dtype=np.int64))
         self.clear()
 
@@ -497,10 +502,12 @@ class Searcher:
         return int(ttm.hashfull(self.tt, self.gen))
 
     # ------------------------------------------------------------------
-    def search(self, game: Game, limits: SearchLimits, on_info: Callable[[SearchInfo], None],
+    def search(self, game: Game, limits: SearchLimits, on_info: Optional[Callable[[SearchInfo], None]],
                stop_flag: np.ndarray, time_control: Optional[TimeControl] = None,
                on_currmove: Optional[Callable[[Move, int], None]] = None) -> SearchResult:
         """Search ``game.position`` within ``limits``; report through ``on_info``; return the best move.
+
+        ``on_info=None``: no reports at all (the result's ``infos`` stay empty).
 
         ``on_currmove(move, number)`` (optional) is called at most a few times a
         second, after the first second, with the root move being searched.
@@ -519,7 +526,7 @@ class Searcher:
             pick = legal[int(rng.integers(len(legal)))]
             return SearchResult(pick, None, 0, 0, 0)
 
-        ws, tt = self.ws, self.tt
+        ws, tt, ev = self.ws, self.tt, self.ev
         self.gen = (self.gen + 1) & 63
         _age_history(ws)
         ws[C_NODES] = 0
@@ -579,6 +586,8 @@ class Searcher:
             return int(ws[C_NODES]) + sum(int(h[C_NODES]) for h in helper_ws)
 
         def report(depth: int, k: int, idx: int, score: int, pv_words: list[int], bound: Optional[str]) -> None:
+            if on_info is None:
+                return      # nobody listens (self-play): skip turning PV words into moves
             ms = elapsed_ms()
             nodes = total_nodes()
             info = SearchInfo(depth, max(depth, int(ws[C_SELDEPTH]) + 1), k, int(score), mate_in_moves(score),
@@ -595,11 +604,11 @@ class Searcher:
                     last_currmove[0] = now
                     on_currmove(m, number)
             if full_first:
-                s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, flag))
+                s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, flag, ev))
             else:
-                s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, ws, tt, flag))
+                s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, ws, tt, flag, ev))
                 if alpha < s < beta and not stopped():
-                    s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, flag))
+                    s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, flag, ev))
             return s
 
         def row1() -> list[int]:
@@ -740,7 +749,7 @@ class Searcher:
         Helpers start at different depths and root orders so that they fill the
         table with work the main thread can use; their results are never used directly.
         """
-        tt = self.tt
+        tt, ev = self.tt, self.ev
         order = list(range(len(children)))
         shift = t % len(order)
         order = order[shift:] + order[:shift]
@@ -751,11 +760,11 @@ class Searcher:
             for n, idx in enumerate(order):
                 m, b, w, k, key, qp = children[idx]
                 if n == 0:
-                    s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, INF, qp, hws, tt, hstop))
+                    s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, INF, qp, hws, tt, hstop, ev))
                 else:
-                    s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, hws, tt, hstop))
+                    s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, hws, tt, hstop, ev))
                     if s > alpha and not hstop[0]:
-                        s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, -alpha, qp, hws, tt, hstop))
+                        s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, -alpha, qp, hws, tt, hstop, ev))
                 if hstop[0]:
                     return
                 if s > alpha:

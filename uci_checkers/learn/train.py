@@ -1,0 +1,240 @@
+"""``uci-checkers train``: fit the evaluation weights to self-play positions.
+
+The model is the evaluation itself (:mod:`uci_checkers.evaluate`): the score is a
+sum of feature weights, mixed between an opening and an endgame set by the piece
+count.  It is fitted as a logistic regression, ``P(win) = sigmoid(z)``, with
+Adam over sparse minibatches and a little L2, to a target that mixes the game
+result (win 1, draw 1/2, loss 0, side to move's view) and, with
+``--score-weight``, the search score's win probability.  Positions of one game
+stay on one side of the validation split.  Log-loss (train and validation) is
+reported per epoch; the best validation epoch is kept.
+
+Scale: ``z`` is in logit units; the weights file holds ``z * K`` centi-men, where
+``K`` is the logistic scale of the engine's *previous* scores on the same data
+(``P(win) = sigmoid(score / K)`` fitted once), so margins in the search keep
+their meaning from one generation to the next (``--scale`` overrides).
+
+Reproducible: the same data (their digests are recorded), seed and flags give
+the same weights file.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from ..evaluate import MAX_ACTIVE, NF, PHASE_PIECES, UNIT, feature_matrix
+from .dataset import DataError, PositionSet, load_pdn_positions, load_shards
+
+
+@dataclass
+class Features:
+    """Sparse features of a position set: ``idx``/``cnt`` (N x MAX_ACTIVE), phase ``p`` (opening share)."""
+
+    idx: np.ndarray
+    cnt: np.ndarray
+    p: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.idx.shape[0])
+
+    def take(self, rows: np.ndarray) -> "Features":
+        return Features(self.idx[rows], self.cnt[rows], self.p[rows])
+
+
+def features_of(data: PositionSet) -> Features:
+    n = len(data)
+    idx = np.zeros((n, MAX_ACTIVE), dtype=np.int64)
+    cnt = np.zeros((n, MAX_ACTIVE), dtype=np.int64)
+    pieces = np.zeros(n, dtype=np.int64)
+    feature_matrix(data.black, data.white, data.kings, data.stm, idx, cnt, pieces)
+    width = int((cnt != 0).sum(axis=1).max(initial=1))
+    return Features(idx[:, :width].copy(), cnt[:, :width].astype(np.float64), pieces / PHASE_PIECES)
+
+
+def logits(w: np.ndarray, f: Features) -> np.ndarray:
+    """z for every row: sum over active features of count * (w_open * p + w_end * (1 - p))."""
+    wo = w[2 * f.idx]
+    we = w[2 * f.idx + 1]
+    return ((wo * f.p[:, None] + we * (1.0 - f.p[:, None])) * f.cnt).sum(axis=1)
+
+
+def log_loss(z: np.ndarray, t: np.ndarray) -> float:
+    """Mean cross-entropy of sigmoid(z) against soft targets t."""
+    # log(1 + e^z) - t z, computed stably
+    return float(np.mean(np.logaddexp(0.0, z) - t * z))
+
+
+def fit_scale(score: np.ndarray, target: np.ndarray) -> float:
+    """K of P = sigmoid(score / K) that best fits the targets (golden-section on log-loss)."""
+    lo, hi = 10.0, 2000.0
+    f = lambda k: log_loss(score / k, target)   # noqa: E731
+    g = (math.sqrt(5) - 1) / 2
+    a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+    fa, fb = f(a), f(b)
+    for _ in range(60):
+        if fa < fb:
+            hi, b, fb = b, a, fa
+            a = hi - g * (hi - lo)
+            fa = f(a)
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + g * (hi - lo)
+            fb = f(b)
+    return (lo + hi) / 2
+
+
+def targets(data: PositionSet, score_weight: float, scale: float) -> np.ndarray:
+    t = data.result / 2.0
+    if score_weight > 0:
+        t = (1 - score_weight) * t + score_weight / (1.0 + np.exp(-data.score / scale))
+    return t
+
+
+def split_by_game(data: PositionSet, val_share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Boolean masks (train, validation): whole games go to one side, chosen by a seeded hash."""
+    games = np.unique(data.game)
+    rng = np.random.default_rng(seed)
+    val_games = games[rng.random(games.shape[0]) < val_share]
+    val = np.isin(data.game, val_games)
+    return ~val, val
+
+
+@dataclass
+class TrainConfig:
+    epochs: int = 12
+    batch: int = 2048
+    lr: float = 0.01
+    l2: float = 1e-6
+    val_share: float = 0.1
+    score_weight: float = 0.0
+    seed: int = 1
+    scale: Optional[float] = None
+
+
+def train(data: PositionSet, config: TrainConfig,
+          on_epoch: Optional[Callable[[int, float, float, float], None]] = None,
+          progress=sys.stderr) -> tuple[np.ndarray, dict]:
+    """Fit float weights (logit units, 2*NF) to ``data``; returns them and a report dict."""
+    t0 = time.monotonic()
+    train_mask, val_mask = split_by_game(data, config.val_share, config.seed)
+    results_only = data.result / 2.0
+    scale = config.scale or fit_scale(data.score[train_mask].astype(np.float64), results_only[train_mask])
+    t_all = targets(data, config.score_weight, scale)
+    feats = features_of(data)
+    tr = np.flatnonzero(train_mask)
+    va = np.flatnonzero(val_mask)
+    ftr, fva = feats.take(tr), feats.take(va)
+    ttr, tva = t_all[tr], results_only[va]        # validation is always against the game results
+    w = np.zeros(2 * NF)
+    m1 = np.zeros(2 * NF)
+    m2 = np.zeros(2 * NF)
+    b1, b2, eps = 0.9, 0.999, 1e-8
+    rng = np.random.default_rng(config.seed)
+    step = 0
+    best = (float("inf"), w.copy(), 0)
+    history = []
+    for epoch in range(1, config.epochs + 1):
+        order = rng.permutation(len(ftr))
+        nb = max(1, (len(order) + config.batch - 1) // config.batch)
+        for bi in range(nb):
+            rows = order[bi * config.batch:(bi + 1) * config.batch]
+            f = ftr.take(rows)
+            z = logits(w, f)
+            err = (1.0 / (1.0 + np.exp(-z)) - ttr[rows]) / len(rows)
+            contrib = err[:, None] * f.cnt
+            g = np.empty(2 * NF)
+            g[0::2] = np.bincount(f.idx.ravel(), (contrib * f.p[:, None]).ravel(), minlength=NF)
+            g[1::2] = np.bincount(f.idx.ravel(), (contrib * (1.0 - f.p[:, None])).ravel(), minlength=NF)
+            g += config.l2 * w
+            step += 1
+            m1 = b1 * m1 + (1 - b1) * g
+            m2 = b2 * m2 + (1 - b2) * g * g
+            w -= config.lr * (m1 / (1 - b1 ** step)) / (np.sqrt(m2 / (1 - b2 ** step)) + eps)
+            if progress is not None and (bi % 50 == 0 or bi == nb - 1):
+                done = int(30 * (bi + 1) / nb)
+                progress.write(f"\repoch {epoch}/{config.epochs} [{'#' * done}{'.' * (30 - done)}] "
+                               f"{bi + 1}/{nb} batches")
+                progress.flush()
+        tl = log_loss(logits(w, ftr), ttr)
+        vl = log_loss(logits(w, fva), tva) if len(fva) else float("nan")
+        history.append({"epoch": epoch, "train_loss": round(tl, 6), "val_loss": round(vl, 6)})
+        if progress is not None:
+            progress.write(f"\repoch {epoch}/{config.epochs}: train log-loss {tl:.5f}  validation {vl:.5f}"
+                           f"  ({time.monotonic() - t0:.0f} s)\n")
+            progress.flush()
+        if on_epoch is not None:
+            on_epoch(epoch, tl, vl, time.monotonic() - t0)
+        if len(fva) == 0 or vl < best[0]:
+            best = (vl, w.copy(), epoch)
+    report = {"positions": len(data), "train_positions": int(len(tr)), "val_positions": int(len(va)),
+              "scale": round(float(scale), 4), "best_epoch": best[2], "val_loss": round(best[0], 6),
+              "history": history, "seconds": round(time.monotonic() - t0, 1)}
+    return best[1], report
+
+
+def to_table(w: np.ndarray, scale: float) -> np.ndarray:
+    """Logit weights -> the integer table the kernels sum (1/UNIT centi-men)."""
+    return np.rint(w * scale * UNIT).astype(np.int64)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    from .. import weights as wmod
+    ap = argparse.ArgumentParser(prog="uci-checkers train", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", action="append", required=True,
+                    help="a shard directory or file from `uci-checkers selfplay` (repeatable)")
+    ap.add_argument("--out", default=str(wmod.default_path()),
+                    help="weights file to write (default: the package's own)")
+    ap.add_argument("--epochs", type=int, default=12)
+    ap.add_argument("--batch", type=int, default=2048)
+    ap.add_argument("--lr", type=float, default=0.01)
+    ap.add_argument("--l2", type=float, default=1e-6)
+    ap.add_argument("--val-share", type=float, default=0.1)
+    ap.add_argument("--score-weight", type=float, default=0.0,
+                    help="share of the target taken from the search score (0 = game results only)")
+    ap.add_argument("--scale", type=float, default=None, help="centi-men per logit unit (default: fitted)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--limit", type=int, default=None, help="use at most this many positions")
+    ap.add_argument("--validate-pdn", default=None,
+                    help="also report log-loss on the finished games of this PDN file (e.g. strong games)")
+    args = ap.parse_args(argv)
+    if not (1 <= args.epochs <= 10000 and 1 <= args.batch <= 10**7 and 0 < args.lr < 10
+            and 0 <= args.score_weight <= 1 and 0 <= args.val_share < 1):
+        ap.error("a numeric flag is out of range")
+    out = Path(args.out)
+    if out.exists() and out.is_dir():
+        ap.error(f"--out {out} is a directory")
+    try:
+        data = load_shards([Path(p) for p in args.data], args.limit)
+        pdn = load_pdn_positions(Path(args.validate_pdn)) if args.validate_pdn else None
+    except (DataError, OSError) as exc:
+        print(f"uci-checkers train: {exc}", file=sys.stderr)
+        return 2
+    config = TrainConfig(args.epochs, args.batch, args.lr, args.l2, args.val_share, args.score_weight,
+                         args.seed, args.scale)
+    try:
+        w, report = train(data, config)
+    except KeyboardInterrupt:
+        print("\nuci-checkers train: interrupted; no weights written", file=sys.stderr)
+        return 130
+    if pdn is not None:
+        fp = features_of(pdn)
+        report["pdn_validation"] = {"file": Path(args.validate_pdn).name, "positions": len(pdn),
+                                    "log_loss": round(log_loss(logits(w, fp), pdn.result / 2.0), 6)}
+    provenance = {"data": [str(p) for p in args.data],
+                  "data_files": len(data.sources), "data_digest": data.identity(),
+                  "config": config.__dict__, "report": report, "trainer": "uci_checkers.learn.train"}
+    from .selfplay import engine_identity
+    provenance["code"] = {k: v for k, v in engine_identity().items() if k != "weights"}
+    saved = wmod.save_weights(out, to_table(w, report["scale"]), provenance)
+    print(json.dumps({"out": str(out), "checksum": saved.checksum, **{k: report[k] for k in (
+        "positions", "val_loss", "best_epoch", "scale", "seconds")},
+        **({"pdn_log_loss": report["pdn_validation"]["log_loss"]} if pdn is not None else {})}))
+    return 0

@@ -1,0 +1,131 @@
+"""``uci-checkers validate``: measure an evaluation against outside knowledge.
+
+* ``--pdn FILE``: games between strong engines (``strong_games.pdn``).  Reports
+  the log-loss of the static evaluation against the game results (each
+  evaluation with its own best logistic scale, fitted on the same positions, so
+  evaluations of different scales compare fairly; a constant 1/2 scores log 2 =
+  0.693) and, with ``--depth``, how often a search of that depth plays the move
+  the strong engine played.
+* ``--puzzles FILE``: positions from problem books with known results
+  (``puzzles.tsv``): a search of ``--depth`` plies per position; a puzzle counts
+  as solved when the score says the known result (a win: more than
+  ``--threshold`` centi-men for the winner; a draw: within it).
+
+Everything is in-process and deterministic (fixed depth, cleared table).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+
+def _fit_scale(scores: np.ndarray, targets: np.ndarray) -> tuple[float, float]:
+    from .train import fit_scale, log_loss
+    k = fit_scale(scores.astype(np.float64), targets)
+    return k, log_loss(scores / k, targets)
+
+
+def strong_games(path: Path, depth: int, sample: int, seed: int = 1) -> dict:
+    """Static log-loss on every quiet position, and move agreement on a seeded sample."""
+    from ..evaluate import evaluation_terms
+    from ..pdn import normalize_result, read_pdn_file
+    from ..position import Game
+    from ..search import SearchLimits, Searcher
+    doc = read_pdn_file(str(path))
+    scores, targets, probes = [], [], []
+    for pg in doc.games:
+        result = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}.get(normalize_result(pg.result) or "")
+        if result is None:
+            continue
+        game = Game(pg.start)
+        for move in pg.moves:
+            pos = game.position
+            if not pos.is_capture_pending():
+                scores.append(evaluation_terms(pos)["total_stm"])
+                targets.append(result if pos.turn == 0 else 1.0 - result)
+                if len(pos.legal_moves()) > 1:
+                    probes.append((Game.from_moves(pg.start, [m.text() for m in game.moves]), move))
+            game.push(move)
+    k, loss = _fit_scale(np.asarray(scores, dtype=np.float64), np.asarray(targets))
+    out = {"positions": len(scores), "static_log_loss": round(loss, 5), "fitted_scale": round(k, 1)}
+    if depth > 0 and probes:
+        rng = np.random.default_rng(seed)
+        pick = rng.choice(len(probes), size=min(sample, len(probes)), replace=False)
+        searcher = Searcher(16)
+        stop = np.zeros(1, dtype=np.int64)
+        agree = 0
+        for i in pick:
+            game, played = probes[int(i)]
+            searcher.clear()
+            best = searcher.search(game, SearchLimits(depth=depth), None, stop).best
+            agree += int(best is not None and best.squares == played.squares)
+        out.update({"move_sample": len(pick), "move_depth": depth, "move_agreement": round(agree / len(pick), 4)})
+    return out
+
+
+def puzzles(path: Path, depth: int, threshold: int, limit: Optional[int] = None) -> dict:
+    """Solved puzzles by known result (see the module docstring)."""
+    from ..position import Game, Position
+    from ..search import MATE_BOUND, SearchLimits, Searcher
+    rows = [ln.split("\t") for ln in path.read_text(encoding="utf-8").splitlines()[1:] if ln.strip()]
+    if limit:
+        rows = rows[:limit]
+    searcher = Searcher(16)
+    stop = np.zeros(1, dtype=np.int64)
+    solved: dict[str, list[int]] = {}
+    for row in rows:
+        fen, expected = row[2], row[-1].strip()
+        pos = Position.from_fen(fen)
+        searcher.clear()
+        res = searcher.search(Game(pos), SearchLimits(depth=depth), None, stop)
+        black = res.score if pos.turn == 0 else -res.score
+        ok = {"black_wins": black > threshold, "white_wins": black < -threshold,
+              "draw": abs(black) <= threshold and abs(black) < MATE_BOUND}.get(expected, False)
+        s = solved.setdefault(expected, [0, 0])
+        s[0] += int(ok)
+        s[1] += 1
+    total = sum(v[0] for v in solved.values())
+    n = sum(v[1] for v in solved.values())
+    return {"puzzles": n, "solved": total, "score": round(total / max(1, n), 4), "depth": depth,
+            "threshold": threshold, "by_result": {k: f"{v[0]}/{v[1]}" for k, v in sorted(solved.items())}}
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="uci-checkers validate", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pdn", help="games between strong engines (log-loss, move agreement)")
+    ap.add_argument("--puzzles", help="puzzles.tsv: positions with known results")
+    ap.add_argument("--depth", type=int, default=8, help="search depth for moves and puzzles (default 8)")
+    ap.add_argument("--sample", type=int, default=1000, help="positions for the move agreement (default 1000)")
+    ap.add_argument("--threshold", type=int, default=50, help="centi-men that count as a win (default 50)")
+    ap.add_argument("--limit", type=int, default=None, help="first N puzzles only")
+    args = ap.parse_args(argv)
+    if not args.pdn and not args.puzzles:
+        ap.error("give --pdn and/or --puzzles")
+    if not (0 <= args.depth <= 64 and 1 <= args.sample <= 10**6 and 0 <= args.threshold <= 10000):
+        ap.error("a numeric flag is out of range")
+    for f in (args.pdn, args.puzzles):
+        if f and not Path(f).is_file():
+            ap.error(f"{f}: no such file")
+    report: dict = {}
+    t0 = time.monotonic()
+    try:
+        if args.pdn:
+            report["strong_games"] = strong_games(Path(args.pdn), args.depth, args.sample)
+        if args.puzzles:
+            report["puzzles"] = puzzles(Path(args.puzzles), args.depth, args.threshold, args.limit)
+    except KeyboardInterrupt:
+        print("uci-checkers validate: interrupted", file=sys.stderr)
+        return 130
+    report["seconds"] = round(time.monotonic() - t0, 1)
+    print(json.dumps(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
