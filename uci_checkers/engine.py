@@ -38,10 +38,37 @@ if TYPE_CHECKING:  # pragma: no cover - typing only; the real imports are lazy
     from .search import SearchInfo, SearchLimits, SearchResult, Searcher
 
 __all__ = ["Engine", "GoParams", "OptionSpec", "OptionError", "EngineBusyError", "TimeManager",
-           "DEFAULT_MOVE_OVERHEAD_MS", "warm_up_kernels", "kernels_ready"]
+           "DEFAULT_MOVE_OVERHEAD_MS", "GO_NUMBER_BOUNDS", "clamp_go_number", "warm_up_kernels",
+           "kernels_ready", "rules_ready", "add_warmup_listener"]
 
-DEFAULT_MOVE_OVERHEAD_MS = 50
+# What a local pipe needs: the deadline thread's wake-up, the kernel's stop poll, the bestmove line
+# and the host reading it (measured; see DEFAULT_MOVE_OVERHEAD_MS in protocol.md).
+DEFAULT_MOVE_OVERHEAD_MS = 10
 DEFAULT_MOVES_TO_GO = 30        # horizon assumed for sudden-death clocks (no movestogo)
+
+# Every number of a go (protocol.md) or a Hub level is clamped into these bounds when it is parsed,
+# so no later arithmetic (a deadline, a node limit in an int64 word) can overflow.
+MAX_TIME_MS = 10 ** 9           # about 11.6 days: any longer clock means "no practical limit"
+MAX_NODES = 10 ** 15
+MAX_DEPTH = 1000
+GO_NUMBER_BOUNDS: dict[str, tuple[int, int]] = {
+    "wtime": (0, MAX_TIME_MS), "btime": (0, MAX_TIME_MS), "winc": (0, MAX_TIME_MS),
+    "binc": (0, MAX_TIME_MS), "movetime": (0, MAX_TIME_MS), "movestogo": (1, 10_000),
+    "depth": (1, MAX_DEPTH), "nodes": (1, MAX_NODES), "mate": (1, MAX_DEPTH),
+}
+STOP_WAIT_S = 10.0              # longest a go/isready waits for a stopped search to hand in its bestmove
+
+
+def clamp_go_number(key: str, value: float) -> int:
+    """``value`` of the go parameter ``key`` as an int inside ``GO_NUMBER_BOUNDS[key]``."""
+    low, high = GO_NUMBER_BOUNDS[key]
+    if value != value:  # NaN
+        return low
+    if value >= high:
+        return high
+    if value <= low:
+        return low
+    return int(value)
 
 
 class OptionError(ValueError):
@@ -124,37 +151,76 @@ def _build_option_specs() -> list[OptionSpec]:
 # --------------------------------------------------------------------------------------------------
 _WARM_LOCK = threading.Lock()
 _WARM_DONE = threading.Event()
+_RULES_DONE = threading.Event()     # the Position layer's kernels are usable (set before the search's)
 _WARM_ERROR: list[BaseException] = []
 _WARM_THREAD: Optional[threading.Thread] = None
+_WARM_LISTENERS: list[Callable[[str], None]] = []
+
+
+def add_warmup_listener(callback: Callable[[str], None]) -> None:
+    """``callback(stage)`` is called with ``"compiling"`` when the kernels are not in the compile
+    cache and must be compiled (seconds), then ``"ready"``; at once with ``"ready"`` if they are.
+
+    One-shot tools use it to tell their user why nothing happens yet.
+    """
+    with _WARM_LOCK:
+        if not _WARM_DONE.is_set():
+            _WARM_LISTENERS.append(callback)
+            return
+    callback("ready")
+
+
+def _notify_warmup(stage: str) -> None:
+    for callback in list(_WARM_LISTENERS):
+        try:
+            callback(stage)
+        except Exception:  # a listener's fault must not stop the warm-up
+            pass
+
+
+def _kernels_cached() -> bool:
+    """True when the search kernels will load from the compile cache (no compilation needed)."""
+    try:
+        from ._jit import CACHE_DIR
+        return any(name.startswith("search.") and name.endswith(".nbi") for name in os.listdir(CACHE_DIR))
+    except (ImportError, OSError):
+        return False
 
 
 def warm_up_kernels() -> None:
-    """Import the rules core and the search and compile (or load) their kernels; idempotent, blocking."""
+    """Import the rules core and the search and compile (or load) their kernels; idempotent, blocking.
+
+    The rules layer (``Position``, ``Game``) comes first and sets :func:`rules_ready`, so that
+    ``position`` commands, legal-move lists and a fallback move are available while the
+    search kernels are still compiling.
+    """
     with _WARM_LOCK:
         if _WARM_DONE.is_set():
             return
         try:
+            if not _kernels_cached():
+                _notify_warmup("compiling")
             from .position import Game, Position
-            from .search import Searcher
 
             # perft kernels are left out on purpose: they compile on the first go perft (in the worker)
             start = Position.start()
-            start.legal_moves()
-            start.zobrist()
-            Game(start).status()
-            searcher = Searcher(1)
-            searcher.warm_up()
-            try:
-                from . import evaluate
-                terms = getattr(evaluate, "evaluation_terms", None)
-                if terms is not None:
-                    terms(start)
-            except ImportError:
-                pass
+            first = start.legal_moves()[0]
+            Position.from_fen(start.play(first).fen()).is_capture_pending()
+            game = Game(start)
+            game.push_text(str(first))
+            game.status()
+            game.history_keys()
+            _RULES_DONE.set()
+            from .search import Searcher
+
+            Searcher(1).warm_up()
         except BaseException as exc:  # reported by ensure_ready / the worker, never raised here
             _WARM_ERROR.append(exc)
         finally:
+            _RULES_DONE.set()
             _WARM_DONE.set()
+            _notify_warmup("ready")
+            _WARM_LISTENERS.clear()
 
 
 def start_kernel_warmup() -> None:
@@ -165,6 +231,11 @@ def start_kernel_warmup() -> None:
             return
         _WARM_THREAD = threading.Thread(target=warm_up_kernels, name="uci_checkers-warmup", daemon=True)
         _WARM_THREAD.start()
+
+
+def rules_ready() -> bool:
+    """The Position layer's kernels are usable (the search's may still be compiling)."""
+    return _RULES_DONE.is_set()
 
 
 def kernels_ready() -> bool:
@@ -193,14 +264,35 @@ class GoParams:
     start_time: Optional[float] = None   # time.monotonic() when the command arrived (default: go's call)
 
 
+def phase_factor(pieces: int) -> float:
+    """How much of the per-move share of the clock a position deserves, by the pieces on the board.
+
+    The opening (22-24 pieces) is well trodden and cheap; the middle game (about 10-19 pieces)
+    is where English checkers games are won and lost; simple endings need less again.
+    """
+    if pieces >= 22:
+        return 0.7
+    if pieces >= 20:
+        return 1.0
+    if pieces >= 10:
+        return 1.3
+    if pieces >= 6:
+        return 1.1
+    return 0.9
+
+
 class TimeManager:
     """Optimum (soft) and maximum (hard) time for one move, and the decision to start another iteration.
 
-    * ``movetime``: both limits are ``movetime - overhead``; iterations are never cut short.
+    * ``movetime``: both limits are ``movetime - overhead``; iterations are never cut short, so
+      the move comes about ``movetime`` after ``go`` arrived.
     * a clock (``wtime``/``btime`` for the side to move): ``optimum = left / movestogo + 3/4 inc``
-      (``movestogo`` defaults to 30), ``maximum = min(5 * optimum, 80 % of what is left)``
-      (95 % with one move to the control), where *left* is the clock minus ``Move Overhead``:
-      the hard limit never passes the clock minus the overhead.  One legal move: play at once.
+      (``movestogo`` defaults to 30) scaled by the game phase (:func:`phase_factor`: more in the
+      middle game, where games are decided, less in the opening), ``maximum = min(5 * optimum,
+      80 % of what is left)`` (95 % with one move to the control), where *left* is the clock minus
+      ``Move Overhead``: the hard limit never passes the clock minus the overhead.  After each
+      iteration the soft target grows while the best move keeps changing and when the score
+      falls (:meth:`iteration_done`).  One legal move: play at once.
     * no time given (depth, nodes, mate, infinite): no limit.
 
     The clock starts when ``go`` arrived (``start``), even when the kernels were still
@@ -209,7 +301,7 @@ class TimeManager:
     """
 
     def __init__(self, params: GoParams, turn: int, overhead_ms: int = DEFAULT_MOVE_OVERHEAD_MS,
-                 legal_count: int = 2, start: Optional[float] = None) -> None:
+                 legal_count: int = 2, start: Optional[float] = None, pieces: int = 24) -> None:
         self.start = start if start is not None else time.monotonic()
         self.overhead_ms = max(0, int(overhead_ms))
         self.pondering = bool(params.ponder)
@@ -230,7 +322,7 @@ class TimeManager:
         elif own_time is not None:
             left = max(0.0, float(own_time - self.overhead_ms))
             mtg = max(1, params.movestogo) if params.movestogo else DEFAULT_MOVES_TO_GO
-            optimum = left / mtg + 0.75 * max(0, own_inc)
+            optimum = (left / mtg + 0.75 * max(0, own_inc)) * phase_factor(pieces)
             cap = left * (0.95 if mtg == 1 else 0.8)
             maximum = min(cap, optimum * 5.0)
             self.optimum_ms = min(optimum, maximum)
@@ -316,6 +408,7 @@ class _Job:
     stop_requested: bool = False
     deadline_cv: threading.Condition = field(default_factory=threading.Condition)
     finished: bool = False
+    done: threading.Event = field(default_factory=threading.Event)   # set after the result was reported
 
 
 class Engine:
@@ -339,6 +432,7 @@ class Engine:
         self._warm_error: Optional[BaseException] = None
         self._pending: dict[str, Any] = {}         # searcher changes not applied yet: hash, clear, threads
         self._job: Optional[_Job] = None
+        self._game_seed: Optional[int] = None      # Seed 0: the fresh seed of this game, drawn at its first go
 
     # --- options -------------------------------------------------------------------------------
     def option_specs(self) -> list[OptionSpec]:
@@ -355,7 +449,8 @@ class Engine:
         """Set an option (name case-insensitive); raises :class:`OptionError` and then changes nothing.
 
         Changes that touch the search tables (Hash, Clear Hash, Threads) are applied when the
-        engine is idle: at once, or when the running search ends, always before the next search.
+        engine is idle: at once, or right after the running search reported its move, always
+        before the next search and before the next ``readyok`` (:meth:`ensure_ready`).
         """
         spec = self._spec(name)
         parsed = spec.parse(value)
@@ -368,6 +463,8 @@ class Engine:
                 self._pending["clear"] = True
             elif spec.name == "Threads":
                 self._pending["threads"] = parsed
+            elif spec.name == "Seed":
+                self._game_seed = None
             elif spec.name == "NoProgressPlies" and self._game is not None:
                 self._game.no_progress_plies = parsed
         self._apply_pending_if_idle()
@@ -401,6 +498,7 @@ class Engine:
                 self._stop_flag = np.zeros(1, dtype=np.int64)
                 self._pending.pop("hash", None)
                 self._pending.pop("clear", None)
+                self._pending.pop("newgame", None)
             self._apply_pending_if_idle()
         except BaseException as exc:
             self._warm_error = exc
@@ -420,8 +518,10 @@ class Engine:
                      abort: Optional[threading.Event] = None) -> bool:
         """Block until the kernels are ready and pending changes applied (when idle).
 
-        Returns False on timeout or when ``abort`` is set while waiting.  During a search
-        it returns at once: pending changes are applied when that search ends.
+        Also maps a newly allocated hash table into memory, so that its cost is paid here
+        (``isready``) and not by the next search.  Returns False on timeout or when ``abort``
+        is set while waiting.  During a search it returns at once: pending changes are
+        applied right after that search reported its move.
         """
         self.start_warmup()
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -430,7 +530,11 @@ class Engine:
                 return False
             if deadline is not None and time.monotonic() >= deadline:
                 return False
-        self._apply_pending_if_idle()
+        with self._lock:
+            if self._searcher is None or self.searching:
+                return True
+            self._apply_pending_locked()
+            self._searcher.prefault()
         return True
 
     def _apply_pending_if_idle(self) -> None:
@@ -440,6 +544,7 @@ class Engine:
             self._apply_pending_locked()
 
     def _apply_pending_locked(self) -> None:
+        """Apply option changes to the searcher; cheap: new tables are allocated, never zeroed."""
         searcher = self._searcher
         if searcher is None:
             return
@@ -468,12 +573,13 @@ class Engine:
             self._game = value
 
     def new_game(self) -> None:
-        """Forget the game and everything learnt (the hash is cleared before the next search)."""
+        """Forget the game and everything learnt (new tables right after a running search reports)."""
         from .position import Game
 
         with self._lock:
             self._game = Game(None, self._options["NoProgressPlies"])
             self._pending["newgame"] = True
+            self._game_seed = None
         self._apply_pending_if_idle()
 
     def set_position(self, start: Position, moves: list[str]) -> None:
@@ -497,12 +603,46 @@ class Engine:
             return {}
         return dict(terms(self.game.position))
 
+    def skill_seed(self) -> tuple[int, bool]:
+        """The seed of skill-level choices and whether it was just drawn for this game.
+
+        A non-zero ``Seed`` option is used as it is; ``Seed`` 0 means a fresh random seed per
+        game (drawn at the game's first search, kept until ``ucinewgame``), which the front end
+        announces so the game can be replayed with ``setoption name Seed value N``.
+        """
+        with self._lock:
+            fixed = int(self._options["Seed"])
+            if fixed:
+                return fixed, False
+            if self._game_seed is None:
+                self._game_seed = int.from_bytes(os.urandom(4), "little") % (2 ** 31 - 1) + 1
+                return self._game_seed, True
+            return self._game_seed, False
+
     # --- searching -----------------------------------------------------------------------------
     @property
     def searching(self) -> bool:
         """A go (or perft/bench task) is running, or holding its result for stop/ponderhit."""
         job = self._job
         return job is not None and not job.finished
+
+    @property
+    def stopping(self) -> bool:
+        """A stop was sent and the job has not reported its result yet."""
+        job = self._job
+        return job is not None and not job.done.is_set() and job.stop_requested
+
+    def wait_stopped(self, timeout: float = STOP_WAIT_S, abort: Optional[threading.Event] = None) -> bool:
+        """After ``stop``: wait until the stopped job reported its result (as Stockfish's ``isready``
+        and ``go`` do); a no-op for a job nobody stopped.  False on timeout or abort."""
+        job = self._job
+        if job is None or not job.stop_requested:
+            return True
+        deadline = time.monotonic() + max(0.0, timeout)
+        while not job.done.wait(0.02):
+            if (abort is not None and abort.is_set()) or time.monotonic() >= deadline:
+                return False
+        return True
 
     def go(self, params: GoParams, on_info: Callable[[SearchInfo], None],
            on_done: Callable[[SearchResult], None],
@@ -513,11 +653,14 @@ class Engine:
         ``on_done`` is called exactly once, from the worker, after the last ``on_info``; in
         infinite/ponder mode only after ``stop``/``ponderhit``.  ``on_message`` receives
         diagnostics such as ``error: internal: ...`` (the search failed; ``on_done`` then
-        still gets a legal move).  Raises :class:`EngineBusyError` while another job runs and
-        a ``NotationError`` for a bad ``searchmoves`` entry (nothing is started then).
+        still gets a legal move) and announcements (``skill seed N``).  A job that was sent
+        ``stop`` is waited for (its result is reported first); raises :class:`EngineBusyError`
+        while another job runs and a ``NotationError`` for a bad ``searchmoves`` entry
+        (nothing is started then).
         """
         start_time = params.start_time if params.start_time is not None else time.monotonic()
         self.start_warmup()
+        self.wait_stopped()
         game = self._snapshot_game()
         pos = game.position
         searchmoves = [pos.parse_move(text) for text in params.searchmoves] if params.searchmoves else None
@@ -527,9 +670,17 @@ class Engine:
             candidates = [m for m in legal if m.squares in allowed]
         else:
             candidates = legal
-        tm = TimeManager(params, pos.turn, self._options["Move Overhead"], len(candidates), start=start_time)
+        pieces = bin(pos.black | pos.white).count("1")
+        tm = TimeManager(params, pos.turn, self._options["Move Overhead"], len(candidates), start=start_time,
+                         pieces=pieces)
         job = _Job("go", tm=tm, hold=bool(params.infinite or params.ponder), ponder=bool(params.ponder),
                    infinite=bool(params.infinite))
+        seed: Optional[int] = None
+        if self._options["Skill Level"] < 20 and legal:
+            seed, drawn = self.skill_seed()
+            if drawn and on_message is not None:
+                on_message(f"skill seed {seed} (Seed 0: fresh per game; "
+                           f"setoption name Seed value {seed} replays it)")
         with self._lock:
             if self.searching:
                 raise EngineBusyError("a search is already running: send stop first")
@@ -537,7 +688,7 @@ class Engine:
             job.thread = threading.Thread(
                 target=self._run_search,
                 args=(job, game, params, searchmoves, legal, candidates, on_info, on_done, on_currmove,
-                      on_message),
+                      on_message, seed),
                 name="uci_checkers-search", daemon=True)
             job.thread.start()
 
@@ -589,26 +740,36 @@ class Engine:
         """
         job = _Job(kind)
         self.start_warmup()
+        self.wait_stopped()
 
         def body() -> None:
             result: Any = None
             error: Optional[BaseException] = None
             try:
-                self._ready.wait()
-                result = task(job)
+                while not self._ready.wait(0.02):
+                    if job.stop_requested:
+                        break
+                if job.stop_requested and not self._ready.is_set():
+                    result = None
+                else:
+                    result = task(job)
             except BaseException as exc:
                 error = exc
             with self._lock:
                 job.finished = True
                 try:
+                    if error is not None:
+                        if on_error is not None:
+                            on_error(error)
+                    elif on_finish is not None:
+                        on_finish(result)
+                finally:
+                    job.done.set()
+                try:
                     self._apply_pending_locked()
                 except BaseException as exc:
-                    error = error or exc
-                if error is not None:
                     if on_error is not None:
-                        on_error(error)
-                elif on_finish is not None:
-                    on_finish(result)
+                        on_error(exc)
 
         with self._lock:
             if self.searching:
@@ -676,12 +837,14 @@ class Engine:
             copy.push(move)
         return copy
 
-    def _make_limits(self, params: GoParams, searchmoves: Optional[list[Move]]) -> SearchLimits:
+    def _make_limits(self, params: GoParams, searchmoves: Optional[list[Move]],
+                     seed: Optional[int]) -> SearchLimits:
         from .search import SearchLimits
 
         limits = SearchLimits(depth=params.depth, nodes=params.nodes, mate=params.mate,
                               searchmoves=searchmoves, multipv=self._options["MultiPV"],
-                              skill=self._options["Skill Level"], seed=self._options["Seed"],
+                              skill=self._options["Skill Level"],
+                              seed=seed if seed is not None else self._options["Seed"],
                               infinite=bool(params.infinite or params.ponder))
         for attr in ("analyse_mode", "analyse"):
             if hasattr(limits, attr):
@@ -703,11 +866,24 @@ class Engine:
                     if flag is not None:
                         flag[0] = 1
                     return
-                job.deadline_cv.wait(left)
+                job.deadline_cv.wait(min(left, 1.0))   # bounded: a clamped but long limit stays valid
+
+    def _wait_for_kernels(self, job: _Job) -> bool:
+        """Wait for the search kernels; False when the move is due first (stop, or the hard limit
+        of a timed search passed while compiling): the caller then plays a fallback move."""
+        tm = job.tm
+        while not self._ready.wait(0.01):
+            if job.stop_requested:
+                return False
+            deadline = tm.deadline() if tm is not None else None
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+        return True
 
     def _run_search(self, job: _Job, game: Game, params: GoParams, searchmoves: Optional[list[Move]],
                     legal: list, candidates: list, on_info: Callable, on_done: Callable,
-                    on_currmove: Optional[Callable], on_message: Optional[Callable]) -> None:
+                    on_currmove: Optional[Callable], on_message: Optional[Callable],
+                    seed: Optional[int]) -> None:
         result = None
         tm = job.tm
         deadline_thread = None
@@ -717,56 +893,69 @@ class Engine:
                                                    name="uci_checkers-deadline", daemon=True)
                 deadline_thread.start()
             # wait for the kernels; the clock is already running (it started when go arrived)
-            while not self._ready.wait(0.02):
-                pass
-            if self._warm_error is not None:
-                raise RuntimeError(f"warm-up failed: {self._warm_error!r}")
-            with self._lock:
-                self._apply_pending_locked()
-                flag = self._stop_flag
-                limits = self._make_limits(params, searchmoves)
-                with job.deadline_cv:
-                    deadline = tm.deadline()
-                    expired = deadline is not None and time.monotonic() >= deadline
-                    flag[0] = 1 if (job.stop_requested or expired) else 0
-                    limits.infinite = bool(job.infinite or tm.pondering)
-                    job.limits = limits
-            if not legal:
-                from .search import SearchResult
-
-                result = SearchResult(None, None, 0, 0, 0)
+            if not self._wait_for_kernels(job):
+                if on_message is not None:
+                    on_message("the search kernels are still compiling (first start): "
+                               "playing a quick fallback move")
+                result = _fallback_result(candidates or legal, game.position)
             else:
-                kwargs: dict[str, Any] = {}
-                if on_currmove is not None and self._search_accepts("on_currmove"):
-                    kwargs["on_currmove"] = _throttled_currmove(on_currmove, tm)
-                # no time control for depth/nodes/mate/infinite searches: the search then treats a single
-                # legal move or a found mate as it does in analysis (searches on to its limit)
-                control = tm if (tm.limited or tm.pondering) else None
-                result = self._searcher.search(game, limits, on_info, flag, control, **kwargs)
-                if result is None or result.best is None or result.best.squares not in {m.squares for m in legal}:
-                    raise RuntimeError(f"search returned no legal move ({getattr(result, 'best', None)})")
+                result = self._search(job, game, params, searchmoves, legal, on_info, on_currmove, seed)
         except BaseException as exc:  # never leave the host without a bestmove
             if on_message is not None:
                 detail = "".join(traceback.format_exception_only(type(exc), exc)).strip().replace("\n", " ")
                 on_message(f"error: internal: {detail[:300]}")
-            result = _fallback_result(candidates or legal)
+            result = _fallback_result(candidates or legal, None)
         finally:
             # infinite / ponder: the host gets bestmove only after stop or ponderhit
             while job.hold and not job.released.wait(0.05):
                 pass
-            # under the lock, so that a go racing with this bestmove starts only after it was reported
+            # under the lock, so that a go racing with this bestmove starts only after it was reported;
+            # the move first, then option changes (a new hash table) that arrived during the search
             with self._lock:
                 with job.deadline_cv:
                     job.finished = True
                     job.deadline_cv.notify_all()
-                if deadline_thread is not None:
-                    deadline_thread.join(1.0)
+                try:
+                    on_done(result)
+                finally:
+                    job.done.set()
                 try:
                     self._apply_pending_locked()
                 except BaseException as exc:
                     if on_message is not None:
                         on_message(f"error: internal: applying options: {exc!r}"[:300])
-                on_done(result)
+            if deadline_thread is not None:
+                deadline_thread.join(1.0)
+
+    def _search(self, job: _Job, game: Game, params: GoParams, searchmoves: Optional[list[Move]],
+                legal: list, on_info: Callable, on_currmove: Optional[Callable], seed: Optional[int]) -> Any:
+        tm = job.tm
+        if self._warm_error is not None:
+            raise RuntimeError(f"warm-up failed: {self._warm_error!r}")
+        with self._lock:
+            self._apply_pending_locked()
+            flag = self._stop_flag
+            limits = self._make_limits(params, searchmoves, seed)
+            with job.deadline_cv:
+                deadline = tm.deadline()
+                expired = deadline is not None and time.monotonic() >= deadline
+                flag[0] = 1 if (job.stop_requested or expired) else 0
+                limits.infinite = bool(job.infinite or tm.pondering)
+                job.limits = limits
+        if not legal:
+            from .search import SearchResult
+
+            return SearchResult(None, None, 0, 0, 0)
+        kwargs: dict[str, Any] = {}
+        if on_currmove is not None and self._search_accepts("on_currmove"):
+            kwargs["on_currmove"] = _throttled_currmove(on_currmove, tm)
+        # no time control for depth/nodes/mate/infinite searches: the search then treats a single
+        # legal move or a found mate as it does in analysis (searches on to its limit)
+        control = tm if (tm.limited or tm.pondering) else None
+        result = self._searcher.search(game, limits, on_info, flag, control, **kwargs)
+        if result is None or result.best is None or result.best.squares not in {m.squares for m in legal}:
+            raise RuntimeError(f"search returned no legal move ({getattr(result, 'best', None)})")
+        return result
 
     def _search_accepts(self, name: str) -> bool:
         try:
@@ -775,16 +964,36 @@ class Engine:
             return False
 
 
-def _fallback_result(moves: list) -> Any:
-    """A result playing the first of ``moves`` (None when empty), for when the search failed."""
-    try:
-        from .search import SearchResult
-    except BaseException:  # the search module itself is broken: a stand-in with the same fields
-        from types import SimpleNamespace
+def _fallback_choice(moves: list, position: Optional[Position]) -> Any:
+    """A cheap move without the search: the first that leaves the opponent no capture, if any
+    (the rules layer only: usable while the search kernels compile)."""
+    if position is not None:
+        try:
+            for move in moves:
+                if not position.play(move).is_capture_pending():
+                    return move
+        except Exception:  # the rules layer itself failed: any legal move will do
+            pass
+    return moves[0] if moves else None
 
-        return SimpleNamespace(best=moves[0] if moves else None, ponder=None, score=0, depth=0, nodes=0,
-                               infos=[])
-    return SearchResult(moves[0] if moves else None, None, 0, 0, 0)
+
+def _fallback_result(moves: list, position: Optional[Position] = None) -> Any:
+    """A result playing a cheap legal move of ``moves`` (None when empty), when the search cannot.
+
+    While the kernels compile, importing the search would block on its import: a stand-in
+    with the same fields is used then.
+    """
+    best = _fallback_choice(moves, position)
+    if kernels_ready() and not _WARM_ERROR:
+        try:
+            from .search import SearchResult
+
+            return SearchResult(best, None, 0, 0, 0)
+        except BaseException:  # the search module itself is broken
+            pass
+    from types import SimpleNamespace
+
+    return SimpleNamespace(best=best, ponder=None, score=0, depth=0, nodes=0, infos=[], pv=[])
 
 
 def _throttled_currmove(callback: Callable[[Any, int], None], tm: TimeManager) -> Callable[[Any, int], None]:

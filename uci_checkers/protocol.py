@@ -26,7 +26,7 @@ import time
 import traceback
 from typing import Any, Callable, Optional
 
-from .engine import Engine, EngineBusyError, GoParams, OptionError
+from .engine import GO_NUMBER_BOUNDS, Engine, EngineBusyError, GoParams, OptionError, clamp_go_number
 
 MAX_LINE_BYTES = 64 * 1024          # longer input lines are dropped with an error
 MAX_ERROR_TEXT = 160                # echo at most this much of a bad token
@@ -49,6 +49,7 @@ uci_checkers speaks the protocol described in protocol.md (UCI adapted to Englis
 Black (b) is the first mover: btime/binc are Black's clock, wtime/winc White's."""
 
 _INT_KEYS = ("wtime", "btime", "winc", "binc", "movestogo", "depth", "nodes", "mate", "movetime")
+_ASCII_INT = re.compile(r"[+-]?[0-9]+")
 _GO_KEYS = set(_INT_KEYS) | {"searchmoves", "ponder", "infinite", "perft"}
 _SETOPTION = re.compile(r"^\s*\S+\s+name\s+(?P<name>.*?)(?:\s+value(?:\s+(?P<value>.*?))?)?\s*$",
                         re.IGNORECASE | re.DOTALL)
@@ -62,6 +63,16 @@ def _clip(text: str, limit: int = MAX_ERROR_TEXT) -> str:
 
 class ProtocolError(ValueError):
     """A command that cannot be executed as written (reported as ``info string error: ...``)."""
+
+
+def _parse_ascii_int(text: str, what: str) -> int:
+    """An integer written in ASCII digits (any length: the caller clamps it); ProtocolError otherwise."""
+    if not _ASCII_INT.fullmatch(text):
+        raise ProtocolError(f"{what} needs a whole number, not {_clip(text, 40)!r}")
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > 30:                 # beyond every bound; int() of 4,300+ digits would raise
+        return -10 ** 30 if text.startswith("-") else 10 ** 30
+    return int(text, 10)
 
 
 def format_info(info: Any) -> str:
@@ -181,6 +192,9 @@ class Protocol:
 
     def _isready(self, tokens: list[str], line: str) -> None:
         eng = self.engine
+        # after stop: readyok only once the stopped search wrote its bestmove (as in Stockfish)
+        if not eng.wait_stopped(abort=self.abort) and self.abort.is_set():
+            return
         # during a search the kernels are ready (or the search is waiting for them too)
         if not eng.ready or not eng.searching:
             if not eng.ensure_ready(abort=self.abort):
@@ -239,10 +253,19 @@ class Protocol:
 
     def _parse_go(self, tokens: list[str]) -> tuple[GoParams, Optional[int]]:
         params = GoParams()
-        perft: Optional[int] = None
+        lowered = [t.lower() for t in tokens]
+        if "perft" in lowered:
+            if tokens[1:] == [tokens[1]] and lowered[1] == "perft":
+                raise ProtocolError("go: perft needs a number")
+            if len(tokens) != 3 or lowered[1] != "perft":
+                raise ProtocolError("go perft takes only a depth: go perft <n>")
+            depth = _parse_ascii_int(tokens[2], "go perft: depth")
+            if not 0 <= depth <= 40:
+                raise ProtocolError(f"go perft: depth must be 0..40, not {_clip(tokens[2], 40)}")
+            return params, depth
         i = 1
         while i < len(tokens):
-            key = tokens[i].lower()
+            key = lowered[i]
             if key not in _GO_KEYS:
                 raise ProtocolError(f"go: unknown parameter {_clip(tokens[i], 60)!r}")
             if key in ("ponder", "infinite"):
@@ -251,7 +274,7 @@ class Protocol:
                 continue
             if key == "searchmoves":
                 j = i + 1
-                while j < len(tokens) and tokens[j].lower() not in _GO_KEYS:
+                while j < len(tokens) and lowered[j] not in _GO_KEYS:
                     j += 1
                 if j == i + 1:
                     raise ProtocolError("go: searchmoves needs at least one move")
@@ -260,37 +283,25 @@ class Protocol:
                 continue
             if i + 1 >= len(tokens):
                 raise ProtocolError(f"go: {key} needs a number")
-            text = tokens[i + 1]
-            try:
-                value = int(text, 10)
-            except ValueError:
-                raise ProtocolError(f"go: {key} needs a whole number, not {_clip(text, 40)!r}") from None
+            value = _parse_ascii_int(tokens[i + 1], f"go: {key}")
+            low = GO_NUMBER_BOUNDS[key][0]
             if key in ("wtime", "btime"):
-                value = max(0, value)        # a flagged clock may show negative time
-            elif key in ("winc", "binc", "movetime"):
-                if value < 0:
-                    raise ProtocolError(f"go: {key} must be >= 0, not {value}")
-            elif key == "perft":
-                if not 0 <= value <= 40:
-                    raise ProtocolError(f"go perft: depth must be 0..40, not {value}")
-            elif value < 1:
-                raise ProtocolError(f"go: {key} must be >= 1, not {value}")
-            if value > 10 ** 15:
-                raise ProtocolError(f"go: {key} {value} is too large")
-            if key == "perft":
-                perft = value
-            else:
-                setattr(params, key, value)
+                pass                         # a flagged clock may show negative time: counts as 0
+            elif value < low:
+                raise ProtocolError(f"go: {key} must be >= {low}, not {value}")
+            setattr(params, key, clamp_go_number(key, value))   # huge values: the documented maximum
             i += 2
-        if perft is not None and len(tokens) != 3:
-            raise ProtocolError("go perft takes only a depth: go perft <n>")
-        return params, perft
+        return params, None
 
     def _go(self, tokens: list[str], line: str, received: float) -> None:
         from .notation import NotationError
 
         eng = self.engine
         params, perft = self._parse_go(tokens)
+        # after stop, the stopped search reports its bestmove first (as in Stockfish)
+        if not eng.wait_stopped(abort=self.abort):
+            if self.abort.is_set():
+                return
         if eng.searching:
             raise ProtocolError("go: a search is already running (send stop first); this go is ignored")
         if perft is not None:

@@ -463,6 +463,8 @@ class Searcher:
     def __init__(self, hash_mb: int = 16) -> None:
         self.hash_mb = hash_mb
         self.tt = ttm.new_table(hash_mb)
+        self._tt_unused = True           # not searched with since allocated: prefault() may write to it
+        self._tt_mapped = False          # every page touched (prefault): clear() may zero in place
         self.ws = np.zeros(WS_SIZE, dtype=np.int64)
         self.gen = 0
         self.threads = 1
@@ -477,19 +479,33 @@ class Searcher:
         """Resize the transposition table (its content is lost)."""
         self.hash_mb = mb
         self.tt = ttm.new_table(mb)
+        self._tt_unused = True
+        self._tt_mapped = False          # every page touched (prefault): clear() may zero in place
 
     def clear(self) -> None:
-        """Forget everything learnt (``ucinewgame`` / ``Clear Hash``)."""
-        ttm.clear(self.tt)
-        self.ws[:] = 0
-        for hws in self._helper_ws:
-            hws[:] = 0
+        """Forget everything learnt (``ucinewgame`` / ``Clear Hash``).
+
+        A table already mapped by :meth:`prefault` is zeroed in place (memory speed: tens of
+        ms per GiB); a partly mapped one is replaced by a new lazily mapped table (instant),
+        because zeroing it would pay a page fault per untouched page (seconds per GiB).
+        """
+        if self._tt_mapped:
+            self.tt.fill(0)
+        else:
+            self.tt = ttm.new_table(self.hash_mb)
+        self._tt_unused = True
+        self.ws = np.zeros(WS_SIZE, dtype=np.int64)
+        self._helper_ws = [np.zeros(WS_SIZE, dtype=np.int64) for _ in self._helper_ws]
         self.gen = 0
+
+    def prefault(self) -> None:
+        """Map a new table into memory now (idle time) rather than during the next search."""
+        if self._tt_unused and not self._tt_mapped:
+            ttm.prefault(self.tt)
+            self._tt_mapped = True
 
     def warm_up(self) -> None:
         """Compile (or load from cache) every kernel the search uses."""
-        from .evaluate import evaluation_terms
-        evaluation_terms(Position.start())
         self.search(Game(), SearchLimits(depth=3), lambda info: None, np.zeros(1, dtype=np.int64))
         self.clear()
 
@@ -520,6 +536,7 @@ class Searcher:
             return SearchResult(pick, None, 0, 0, 0)
 
         ws, tt = self.ws, self.tt
+        self._tt_unused = False
         self.gen = (self.gen + 1) & 63
         _age_history(ws)
         ws[C_NODES] = 0
