@@ -590,7 +590,6 @@ class Searcher:
 
         helpers: list[threading.Thread] = []
         helper_ws = self._helper_ws if (self.threads > 1 and skill == 20 and max_depth > 1) else []
-        helper_stop = np.zeros(1, dtype=np.int64)
 
         def total_nodes() -> int:
             return int(ws[C_NODES]) + sum(int(h[C_NODES]) for h in helper_ws)
@@ -630,7 +629,7 @@ class Searcher:
                 hws[c] = ws[c]
             hws[C_NODELIM] = 1 << 62
             thread = threading.Thread(target=self._helper, name=f"search-helper-{t}", daemon=True,
-                                      args=(t, hws, helper_stop, children, stm, max_depth))
+                                      args=(t, hws, stop_flag, children, stm, max_depth))
             helpers.append(thread)
             thread.start()
         try:
@@ -737,7 +736,8 @@ class Searcher:
                 if stopped():
                     break
         finally:
-            helper_stop[0] = 1
+            for hws in helper_ws:
+                hws[C_STOP] = 1       # the kernel checks this word at every node
             for thread in helpers:
                 thread.join()
 
@@ -756,6 +756,8 @@ class Searcher:
 
         Helpers start at different depths and root orders so that they fill the
         table with work the main thread can use; their results are never used directly.
+        They poll the caller's stop flag ``hstop`` themselves, so that a stop frees every
+        core at once (the main thread, once done, ends them through ``hws[C_STOP]``).
         """
         tt = self.tt
         order = list(range(len(children)))
@@ -771,9 +773,9 @@ class Searcher:
                     s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, INF, qp, hws, tt, hstop))
                 else:
                     s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, hws, tt, hstop))
-                    if s > alpha and not hstop[0]:
+                    if s > alpha and not (hstop[0] or hws[C_STOP]):
                         s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, -alpha, qp, hws, tt, hstop))
-                if hstop[0]:
+                if hstop[0] or hws[C_STOP]:
                     return
                 if s > alpha:
                     alpha, best = s, idx
