@@ -308,3 +308,59 @@ def test_a_fixed_seed_replays_the_same_choices(s):
         picks.add(bestmoves(lines)[0])
         s.new()
     assert len(picks) == 1
+
+
+# --- issue 9, time use: the lag a loaded machine adds is kept back -----------------------------------
+def test_lag_tracker_follows_peaks_and_decays():
+    from uci_checkers.engine import LagTracker
+
+    lag = LagTracker()
+    lag.record(80.0)
+    assert lag.lag_ms == 80.0
+    lag.record(5.0)
+    assert 5.0 < lag.lag_ms < 80.0                   # decays, not forgotten at once
+    for _ in range(60):
+        lag.record(1.0)
+    assert lag.lag_ms < 5.0
+    lag.record(10 ** 9)
+    assert lag.lag_ms == LagTracker.CAP_MS
+
+
+def test_time_manager_keeps_the_lag_back():
+    plain = TimeManager(GoParams(movetime=100), turn=0, overhead_ms=10)
+    lagged = TimeManager(GoParams(movetime=100), turn=0, overhead_ms=10, lag_ms=30)
+    assert plain.maximum_ms == 90 and lagged.maximum_ms == 60
+    huge = TimeManager(GoParams(movetime=100), turn=0, overhead_ms=10, lag_ms=500)
+    assert huge.maximum_ms == 45                     # at most half of the move is given up
+    clock = TimeManager(GoParams(btime=300, wtime=300), turn=0, overhead_ms=10, lag_ms=100)
+    assert clock.maximum_ms <= 300 - 10 - 100
+
+
+def test_movetime_uses_most_of_the_time():
+    # the figure that matters (time used at movetime 100/1000) is measured, not asserted: this only
+    # checks that the hard limit, not an early iteration stop, ends a movetime search
+    tm = TimeManager(GoParams(movetime=1000), turn=0)
+    assert tm.maximum_ms == 1000 - engine_module.DEFAULT_MOVE_OVERHEAD_MS
+    assert tm.iteration_done(12, False, 0) is False
+
+
+# --- item 12: the cold-start compile child -------------------------------------------------------------
+def test_has_cached_kernels(tmp_path):
+    from uci_checkers import _jit
+
+    assert not _jit.has_cached_kernels("search", tmp_path)
+    (tmp_path / "search._ab-170.py311.nbi").write_bytes(b"")
+    assert _jit.has_cached_kernels("search", tmp_path)
+    assert not _jit.has_cached_kernels("search", tmp_path / "missing")
+
+
+def test_compile_child_runs_in_its_own_process_group_and_is_killed():
+    import os
+
+    child = engine_module._start_search_compile_child()
+    assert child is not None
+    try:
+        assert os.getpgid(child.pid) == child.pid != os.getpgid(0)
+    finally:
+        engine_module.stop_warmup_children()
+    assert child.poll() is not None

@@ -27,9 +27,13 @@ from __future__ import annotations
 
 import inspect
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 import traceback
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
@@ -37,9 +41,10 @@ if TYPE_CHECKING:  # pragma: no cover - typing only; the real imports are lazy
     from .position import Game, Move, Position
     from .search import SearchInfo, SearchLimits, SearchResult, Searcher
 
-__all__ = ["Engine", "GoParams", "OptionSpec", "OptionError", "EngineBusyError", "TimeManager",
+__all__ = ["Engine", "GoParams", "OptionSpec", "OptionError", "EngineBusyError", "TimeManager", "LagTracker",
            "DEFAULT_MOVE_OVERHEAD_MS", "GO_NUMBER_BOUNDS", "clamp_go_number", "warm_up_kernels",
-           "kernels_ready", "rules_ready", "add_warmup_listener"]
+           "kernels_ready", "kernels_compiling", "rules_ready", "add_warmup_listener",
+           "stop_warmup_children"]
 
 # What a local pipe needs: the deadline thread's wake-up, the kernel's stop poll, the bestmove line
 # and the host reading it (measured; see DEFAULT_MOVE_OVERHEAD_MS in protocol.md).
@@ -152,6 +157,7 @@ def _build_option_specs() -> list[OptionSpec]:
 _WARM_LOCK = threading.Lock()
 _WARM_DONE = threading.Event()
 _RULES_DONE = threading.Event()     # the Position layer's kernels are usable (set before the search's)
+_COMPILING = threading.Event()      # the kernels were not in the compile cache: compiling (seconds)
 _WARM_ERROR: list[BaseException] = []
 _WARM_THREAD: Optional[threading.Thread] = None
 _WARM_LISTENERS: list[Callable[[str], None]] = []
@@ -180,11 +186,63 @@ def _notify_warmup(stage: str) -> None:
 
 def _kernels_cached() -> bool:
     """True when the search kernels will load from the compile cache (no compilation needed)."""
+    import importlib
+
     try:
-        from ._jit import CACHE_DIR
-        return any(name.startswith("search.") and name.endswith(".nbi") for name in os.listdir(CACHE_DIR))
+        # imported by name: the engine reads the cache's state but compiles nothing itself, so it
+        # must not count as a kernel module (those key the cache: see _jit.kernel_sources)
+        jit = importlib.import_module(f"{__package__}._jit")
+        return bool(jit.has_cached_kernels("search"))
     except (ImportError, OSError):
         return False
+
+
+# The search kernels are compiled in a child process while this one compiles the rules layer: two
+# cores instead of one on a cold start.  The child only fills the shared compile cache.
+CHILD_COMPILE_TIMEOUT_S = 600.0
+_CHILD_CODE = "from uci_checkers.search import Searcher; Searcher(1).warm_up()"
+_WARM_CHILDREN: list[subprocess.Popen] = []
+
+
+def _start_search_compile_child() -> Optional[subprocess.Popen]:
+    """A child process (own process group) compiling the search kernels into the compile cache."""
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    try:
+        child = subprocess.Popen([sys.executable, "-c", _CHILD_CODE], cwd=package_root, env=env,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        return None
+    _WARM_CHILDREN.append(child)
+    return child
+
+
+def stop_warmup_children() -> None:
+    """Kill a compile child still running (its process group); for the process's exit path."""
+    for child in list(_WARM_CHILDREN):
+        if child.poll() is None:
+            try:
+                os.killpg(child.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                child.wait(1.0)
+            except subprocess.TimeoutExpired:
+                pass
+    _WARM_CHILDREN.clear()
+
+
+def _wait_for_child(child: Optional[subprocess.Popen]) -> None:
+    """Let the compile child finish (it fills the cache the search import then loads from)."""
+    if child is None:
+        return
+    try:
+        child.wait(CHILD_COMPILE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        pass
+    stop_warmup_children()   # whatever it did not finish is compiled here
 
 
 def warm_up_kernels() -> None:
@@ -192,14 +250,18 @@ def warm_up_kernels() -> None:
 
     The rules layer (``Position``, ``Game``) comes first and sets :func:`rules_ready`, so that
     ``position`` commands, legal-move lists and a fallback move are available while the
-    search kernels are still compiling.
+    search kernels are still compiling.  On a cold cache a child process compiles the search
+    kernels meanwhile (see :func:`_start_search_compile_child`).
     """
     with _WARM_LOCK:
         if _WARM_DONE.is_set():
             return
+        child = None
         try:
             if not _kernels_cached():
+                _COMPILING.set()
                 _notify_warmup("compiling")
+                child = _start_search_compile_child()
             from .position import Game, Position
 
             # perft kernels are left out on purpose: they compile on the first go perft (in the worker)
@@ -211,6 +273,7 @@ def warm_up_kernels() -> None:
             game.status()
             game.history_keys()
             _RULES_DONE.set()
+            _wait_for_child(child)
             from .search import Searcher
 
             Searcher(1).warm_up()
@@ -231,6 +294,11 @@ def start_kernel_warmup() -> None:
             return
         _WARM_THREAD = threading.Thread(target=warm_up_kernels, name="uci_checkers-warmup", daemon=True)
         _WARM_THREAD.start()
+
+
+def kernels_compiling() -> bool:
+    """The kernels are being compiled (not loaded from the cache) and are not ready yet."""
+    return _COMPILING.is_set() and not _WARM_DONE.is_set()
 
 
 def rules_ready() -> bool:
@@ -295,15 +363,21 @@ class TimeManager:
       falls (:meth:`iteration_done`).  One legal move: play at once.
     * no time given (depth, nodes, mate, infinite): no limit.
 
+    ``lag_ms`` is how late the engine recently answered after a hard limit (see
+    :class:`LagTracker`): on a loaded machine it is kept back as well, so that the move
+    still arrives in time (for ``movetime`` at most half of the move's time is given up).
+
     The clock starts when ``go`` arrived (``start``), even when the kernels were still
     compiling then.  A ponder search has no limits until :meth:`ponderhit`, which restarts
     the clock at that moment.
     """
 
     def __init__(self, params: GoParams, turn: int, overhead_ms: int = DEFAULT_MOVE_OVERHEAD_MS,
-                 legal_count: int = 2, start: Optional[float] = None, pieces: int = 24) -> None:
+                 legal_count: int = 2, start: Optional[float] = None, pieces: int = 24,
+                 lag_ms: float = 0.0) -> None:
         self.start = start if start is not None else time.monotonic()
         self.overhead_ms = max(0, int(overhead_ms))
+        self.lag_ms = max(0.0, float(lag_ms))
         self.pondering = bool(params.ponder)
         self.single_move = False
         self.optimum_ms: Optional[float] = None
@@ -318,12 +392,14 @@ class TimeManager:
         own_inc = (params.binc if turn == 0 else params.winc) or 0
         if params.movetime is not None:
             self.fixed_time = True
-            self.optimum_ms = self.maximum_ms = float(max(0, params.movetime - self.overhead_ms))
+            budget = float(max(0, params.movetime - self.overhead_ms))
+            # a loaded machine answers late: keep the observed lag back too (at most half the move)
+            self.optimum_ms = self.maximum_ms = budget - min(self.lag_ms, 0.5 * budget)
         elif own_time is not None:
             left = max(0.0, float(own_time - self.overhead_ms))
             mtg = max(1, params.movestogo) if params.movestogo else DEFAULT_MOVES_TO_GO
             optimum = (left / mtg + 0.75 * max(0, own_inc)) * phase_factor(pieces)
-            cap = left * (0.95 if mtg == 1 else 0.8)
+            cap = min(left * (0.95 if mtg == 1 else 0.8), max(0.0, left - self.lag_ms))
             maximum = min(cap, optimum * 5.0)
             self.optimum_ms = min(optimum, maximum)
             self.maximum_ms = maximum
@@ -390,6 +466,27 @@ class TimeManager:
         return now > 0.5 * target and now + predicted > 1.5 * target
 
 
+class LagTracker:
+    """How late, recently, the engine's moves came after their hard time limit.
+
+    On an idle machine a stopped search answers within a few milliseconds; on a loaded one
+    the search thread may wait for a core for tens or hundreds of milliseconds.  A peak
+    follower (the new value if larger, else a slow decay) remembers such delays for the
+    next moves, so that the time manager keeps them back instead of losing on time.
+    """
+
+    DECAY = 0.9          # per timed move: a 100 ms spike is mostly forgotten after 20 moves
+    CAP_MS = 1000.0
+
+    def __init__(self) -> None:
+        self.lag_ms = 0.0
+        self._lock = threading.Lock()
+
+    def record(self, late_ms: float) -> None:
+        with self._lock:
+            self.lag_ms = min(self.CAP_MS, max(max(0.0, late_ms), self.lag_ms * self.DECAY))
+
+
 # --------------------------------------------------------------------------------------------------
 # The facade
 # --------------------------------------------------------------------------------------------------
@@ -433,6 +530,7 @@ class Engine:
         self._pending: dict[str, Any] = {}         # searcher changes not applied yet: hash, clear, threads
         self._job: Optional[_Job] = None
         self._game_seed: Optional[int] = None      # Seed 0: the fresh seed of this game, drawn at its first go
+        self.lag = LagTracker()
 
     # --- options -------------------------------------------------------------------------------
     def option_specs(self) -> list[OptionSpec]:
@@ -672,7 +770,7 @@ class Engine:
             candidates = legal
         pieces = bin(pos.black | pos.white).count("1")
         tm = TimeManager(params, pos.turn, self._options["Move Overhead"], len(candidates), start=start_time,
-                         pieces=pieces)
+                         pieces=pieces, lag_ms=self.lag.lag_ms)
         job = _Job("go", tm=tm, hold=bool(params.infinite or params.ponder), ponder=bool(params.ponder),
                    infinite=bool(params.infinite))
         seed: Optional[int] = None
@@ -919,6 +1017,7 @@ class Engine:
                     on_done(result)
                 finally:
                     job.done.set()
+                self._record_lag(job)
                 try:
                     self._apply_pending_locked()
                 except BaseException as exc:
@@ -926,6 +1025,15 @@ class Engine:
                         on_message(f"error: internal: applying options: {exc!r}"[:300])
             if deadline_thread is not None:
                 deadline_thread.join(1.0)
+
+    def _record_lag(self, job: _Job) -> None:
+        """A move the hard limit stopped: remember how late after that limit it was written."""
+        tm = job.tm
+        if tm is None or tm.maximum_ms is None or tm.pondering or job.stop_requested or tm.single_move:
+            return
+        late = (time.monotonic() - tm.start) * 1000.0 - tm.maximum_ms
+        if late > -1.0:    # it ran into the limit (an iteration ended earlier: nothing to learn)
+            self.lag.record(late)
 
     def _search(self, job: _Job, game: Game, params: GoParams, searchmoves: Optional[list[Move]],
                 legal: list, on_info: Callable, on_currmove: Optional[Callable], seed: Optional[int]) -> Any:

@@ -634,4 +634,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     if orientation not in ORIENTATIONS:
         print(f"uci-checkers hub: orientation must be one of {', '.join(ORIENTATIONS)}", file=sys.stderr)
         return 2
-    return run_hub(_stdin_lines(), _stdout_write, None, orientation)
+    from .engine import stop_warmup_children
+
+    try:
+        return run_hub(_stdin_lines(), _stdout_write, None, orientation)
+    finally:
+        stop_warmup_children()

@@ -26,7 +26,8 @@ import time
 import traceback
 from typing import Any, Callable, Optional
 
-from .engine import GO_NUMBER_BOUNDS, Engine, EngineBusyError, GoParams, OptionError, clamp_go_number
+from .engine import (GO_NUMBER_BOUNDS, Engine, EngineBusyError, GoParams, OptionError, clamp_go_number,
+                     kernels_compiling)
 
 MAX_LINE_BYTES = 64 * 1024          # longer input lines are dropped with an error
 MAX_ERROR_TEXT = 160                # echo at most this much of a bad token
@@ -195,6 +196,15 @@ class Protocol:
         # after stop: readyok only once the stopped search wrote its bestmove (as in Stockfish)
         if not eng.wait_stopped(abort=self.abort) and self.abort.is_set():
             return
+        if not eng.ready:
+            eng.start_warmup()
+            deadline = time.monotonic() + 1.0     # the warm-up thread decides within moments
+            while (not kernels_compiling() and not eng.ready and not self.abort.is_set()
+                   and time.monotonic() < deadline):
+                time.sleep(0.01)
+            if kernels_compiling():
+                self.info_string("compiling the search kernels (the first start after an install or an "
+                                 "upgrade takes several seconds; later starts load them from the cache)")
         # during a search the kernels are ready (or the search is waiting for them too)
         if not eng.ready or not eng.searching:
             if not eng.ensure_ready(abort=self.abort):
@@ -345,7 +355,8 @@ class Protocol:
         if self.debug:
             job_tm = getattr(getattr(eng, "_job", None), "tm", None)
             if job_tm is not None and job_tm.limited:
-                self.info_string(f"time optimum {job_tm.optimum_ms:.0f} ms maximum {job_tm.maximum_ms:.0f} ms")
+                self.info_string(f"time optimum {job_tm.optimum_ms:.0f} ms maximum {job_tm.maximum_ms:.0f} ms "
+                                 f"(lag kept back {job_tm.lag_ms:.0f} ms)")
 
     def _perft(self, depth: int) -> None:
         started = time.monotonic()
@@ -630,10 +641,17 @@ def _loop(proto: Protocol, lines: "queue.Queue[tuple[Optional[str], int, float]]
 
 
 def _exit(code: int) -> None:
-    """Flush and leave at once: compile or search threads may still be running (daemon threads)."""
+    """Flush and leave at once: compile or search threads may still be running (daemon threads);
+    a compile child process is killed with its process group."""
+    from .engine import stop_warmup_children
+
+    stop_warmup_children()
     try:
-        with _STDOUT_LOCK:
-            sys.stdout.flush()
+        if _STDOUT_LOCK.acquire(timeout=1.0):   # a writer stuck on a full pipe must not keep us here
+            try:
+                sys.stdout.flush()
+            finally:
+                _STDOUT_LOCK.release()
     except Exception:
         pass
     try:
