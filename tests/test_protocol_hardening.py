@@ -364,3 +364,23 @@ def test_compile_child_runs_in_its_own_process_group_and_is_killed():
     finally:
         engine_module.stop_warmup_children()
     assert child.poll() is not None
+
+
+# --- numbers elsewhere: options and bench take ASCII digits, any length, and say what is wrong -------
+@pytest.mark.parametrize("line, message", [
+    ("setoption name Hash value \u0661\u0662", "setoption: option Hash needs a whole number, not '\u0661\u0662'"),
+    ("setoption name Hash value 1_000", "setoption: option Hash needs a whole number, not '1_000'"),
+    ("setoption name Hash value " + "9" * 5000, "setoption: option Hash value " + "9" * 40 +
+     "... is out of range 1..4096"),
+    ("bench \uff13", "bench: depth must be a whole number, not '\uff13'"),
+])
+def test_option_and_bench_numbers(s, line, message):
+    assert s.send(line) == ["info string error: " + message]
+
+
+def test_hub_help_is_plain_text(capsys):
+    from uci_checkers.hub import main
+
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: uci-checkers hub") and "``" not in out

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -61,7 +62,8 @@ GO_NUMBER_BOUNDS: dict[str, tuple[int, int]] = {
     "binc": (0, MAX_TIME_MS), "movetime": (0, MAX_TIME_MS), "movestogo": (1, 10_000),
     "depth": (1, MAX_DEPTH), "nodes": (1, MAX_NODES), "mate": (1, MAX_DEPTH),
 }
-STOP_WAIT_S = 10.0              # longest a go/isready waits for a stopped search to hand in its bestmove
+STOP_WAIT_S = 10.0
+_ASCII_INT = re.compile(r"[+-]?[0-9]+")              # longest a go/isready waits for a stopped search to hand in its bestmove
 
 
 def clamp_go_number(key: str, value: float) -> int:
@@ -107,10 +109,12 @@ class OptionSpec:
             raise OptionError(f"option {self.name} needs a value")
         text = value.strip()
         if self.type == "spin":
-            try:
-                number = int(text, 10)
-            except ValueError:
-                raise OptionError(f"option {self.name} needs a whole number, not {text[:40]!r}") from None
+            if not _ASCII_INT.fullmatch(text):      # ASCII digits only: no '1_000', no Arabic-Indic digits
+                raise OptionError(f"option {self.name} needs a whole number, not {text[:40]!r}")
+            digits = text.lstrip("+-").lstrip("0")
+            if len(digits) > 30:                     # far out of range (and int() of 4,300+ digits raises)
+                raise OptionError(f"option {self.name} value {text[:40]}... is out of range {self.min}..{self.max}")
+            number = int(text, 10)
             if not (self.min <= number <= self.max):
                 raise OptionError(f"option {self.name} value {number} is out of range {self.min}..{self.max}")
             return number

@@ -587,6 +587,12 @@ def run_hub(lines: Iterable[str], write: Callable[[str], None], engine: Any = No
 
 
 _STDOUT_LOCK = threading.Lock()
+HUB_HELP = """\
+usage: uci-checkers hub [--orientation auto|normal|pydraughts]
+
+Speaks the Hub protocol (version 2, Scan's) on stdin/stdout, for Hub GUIs and pydraughts.
+  --orientation  how position strings are read: normal (square 1 first), pydraughts
+                 (pydraughts' English board), or auto (the default: whichever reading is legal)"""
 
 
 def _stdout_write(line: str) -> None:
@@ -620,7 +626,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     while args:
         a = args.pop(0)
         if a in ("-h", "--help"):
-            print(main.__doc__)
+            print(HUB_HELP)
             return 0
         if a == "--orientation" and args:
             orientation = args.pop(0)
@@ -638,5 +644,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     try:
         return run_hub(_stdin_lines(), _stdout_write, None, orientation)
+    except KeyboardInterrupt:                # Ctrl-C at a terminal: leave quietly
+        return 130
     finally:
         stop_warmup_children()

@@ -31,6 +31,7 @@ from .engine import (GO_NUMBER_BOUNDS, Engine, EngineBusyError, GoParams, Option
 
 MAX_LINE_BYTES = 64 * 1024          # longer input lines are dropped with an error
 MAX_ERROR_TEXT = 160                # echo at most this much of a bad token
+READY_TIMEOUT_S = 600.0             # isready waits this long at most for the kernels (a cold compile: seconds)
 
 HELP_TEXT = """\
 uci_checkers speaks the protocol described in protocol.md (UCI adapted to English checkers).
@@ -176,9 +177,10 @@ class Protocol:
                 command(tokens, line)
         except ProtocolError as exc:
             self.error(str(exc))
-        except Exception as exc:  # never a traceback on stdout: report and carry on
+        except Exception as exc:  # never a traceback: one line, and carry on
             self.error(f"internal: {name}: {type(exc).__name__}: {exc}")
-            traceback.print_exc(file=sys.stderr)
+            if self.debug:                   # the details, for a developer who asked for them
+                traceback.print_exc(file=sys.stderr)
         return not self.finished
 
     # --- commands ------------------------------------------------------------------------------
@@ -207,8 +209,11 @@ class Protocol:
                                  "upgrade takes several seconds; later starts load them from the cache)")
         # during a search the kernels are ready (or the search is waiting for them too)
         if not eng.ready or not eng.searching:
-            if not eng.ensure_ready(abort=self.abort):
-                return                       # quit arrived while waiting
+            if not eng.ensure_ready(timeout=READY_TIMEOUT_S, abort=self.abort):
+                if self.abort.is_set():
+                    return                   # quit arrived while waiting
+                # answered all the same: a go now plays a fallback move at its deadline
+                self.error(f"the kernels are still not ready after {READY_TIMEOUT_S:.0f} s")
             if eng.warmup_error is not None:
                 self.error(f"internal: warm-up failed: {type(eng.warmup_error).__name__}: {eng.warmup_error}")
         self.write("readyok")
@@ -437,10 +442,9 @@ class Protocol:
             raise ProtocolError("bench takes at most a depth: bench [depth]")
         depth: Optional[int] = None
         if len(tokens) == 2:
-            try:
-                depth = int(tokens[1], 10)
-            except ValueError:
-                raise ProtocolError(f"bench: depth must be a whole number, not {_clip(tokens[1], 40)!r}") from None
+            if not _ASCII_INT.fullmatch(tokens[1]):
+                raise ProtocolError(f"bench: depth must be a whole number, not {_clip(tokens[1], 40)!r}")
+            depth = _parse_ascii_int(tokens[1], "bench: depth")
             if not 1 <= depth <= 64:
                 raise ProtocolError(f"bench: depth must be 1..64, not {depth}")
         if importlib.util.find_spec(f"{__package__}.bench") is None:
