@@ -319,7 +319,7 @@ def test_lag_tracker_follows_peaks_and_decays():
     assert lag.lag_ms == 80.0
     lag.record(5.0)
     assert 5.0 < lag.lag_ms < 80.0                   # decays, not forgotten at once
-    for _ in range(60):
+    for _ in range(200):
         lag.record(1.0)
     assert lag.lag_ms < 5.0
     lag.record(10 ** 9)

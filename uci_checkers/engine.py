@@ -62,8 +62,8 @@ GO_NUMBER_BOUNDS: dict[str, tuple[int, int]] = {
     "binc": (0, MAX_TIME_MS), "movetime": (0, MAX_TIME_MS), "movestogo": (1, 10_000),
     "depth": (1, MAX_DEPTH), "nodes": (1, MAX_NODES), "mate": (1, MAX_DEPTH),
 }
-STOP_WAIT_S = 10.0
-_ASCII_INT = re.compile(r"[+-]?[0-9]+")              # longest a go/isready waits for a stopped search to hand in its bestmove
+STOP_WAIT_S = 10.0              # longest a go/isready waits for a stopped search to hand in its bestmove
+_ASCII_INT = re.compile(r"[+-]?[0-9]+")
 
 
 def clamp_go_number(key: str, value: float) -> int:
@@ -204,7 +204,7 @@ def _kernels_cached() -> bool:
 # The search kernels are compiled in a child process while this one compiles the rules layer: two
 # cores instead of one on a cold start.  The child only fills the shared compile cache.
 CHILD_COMPILE_TIMEOUT_S = 600.0
-_CHILD_CODE = "from uci_checkers.search import Searcher; Searcher(1).warm_up()"
+_CHILD_CODE = f"from {__package__}.search import Searcher; Searcher(1).warm_up()"
 _WARM_CHILDREN: list[subprocess.Popen] = []
 
 
@@ -479,7 +479,7 @@ class LagTracker:
     next moves, so that the time manager keeps them back instead of losing on time.
     """
 
-    DECAY = 0.9          # per timed move: a 100 ms spike is mostly forgotten after 20 moves
+    DECAY = 0.97         # per timed move: a spike is remembered at half its size 23 moves later
     CAP_MS = 1000.0
 
     def __init__(self) -> None:
@@ -727,12 +727,6 @@ class Engine:
         """A go (or perft/bench task) is running, or holding its result for stop/ponderhit."""
         job = self._job
         return job is not None and not job.finished
-
-    @property
-    def stopping(self) -> bool:
-        """A stop was sent and the job has not reported its result yet."""
-        job = self._job
-        return job is not None and not job.done.is_set() and job.stop_requested
 
     def wait_stopped(self, timeout: float = STOP_WAIT_S, abort: Optional[threading.Event] = None) -> bool:
         """After ``stop``: wait until the stopped job reported its result (as Stockfish's ``isready``
