@@ -265,6 +265,21 @@ def test_warmup_listener_is_told_ready_once_the_kernels_are_loaded():
     assert stages == ["ready"]
 
 
+def test_warmup_listener_hears_each_stage_once(monkeypatch):
+    monkeypatch.setattr(engine_module, "_WARM_DONE", threading.Event())
+    monkeypatch.setattr(engine_module, "_COMPILING", threading.Event())
+    monkeypatch.setattr(engine_module, "_WARM_LISTENERS", [])
+    early: list[str] = []
+    late: list[str] = []
+    engine_module.add_warmup_listener(early.append)
+    engine_module._enter_stage("compiling")
+    assert engine_module.kernels_compiling()
+    engine_module.add_warmup_listener(late.append)          # joins during the compilation
+    engine_module._enter_stage("ready")
+    assert early == late == ["compiling", "ready"]
+    assert not engine_module.kernels_compiling()
+
+
 def test_fallback_move_leaves_the_opponent_no_capture_when_it_can():
     from uci_checkers.position import Position
 

@@ -165,23 +165,39 @@ _COMPILING = threading.Event()      # the kernels were not in the compile cache:
 _WARM_ERROR: list[BaseException] = []
 _WARM_THREAD: Optional[threading.Thread] = None
 _WARM_LISTENERS: list[Callable[[str], None]] = []
+_LISTENER_LOCK = threading.Lock()   # not _WARM_LOCK: that one is held for the whole warm-up
 
 
 def add_warmup_listener(callback: Callable[[str], None]) -> None:
     """``callback(stage)`` is called with ``"compiling"`` when the kernels are not in the compile
-    cache and must be compiled (seconds), then ``"ready"``; at once with ``"ready"`` if they are.
+    cache and must be compiled (seconds), and with ``"ready"`` when the warm-up ends (at once if
+    it already has; also when it failed: the engine then reports the error).
 
-    One-shot tools use it to tell their user why nothing happens yet.
+    A listener added while the compilation already runs is told ``"compiling"`` at once.
+    One-shot tools use it to tell their user why nothing happens yet, e.g.
+    ``add_warmup_listener(lambda stage: stage == "compiling" and print("compiling ...", file=sys.stderr))``.
     """
-    with _WARM_LOCK:
+    with _LISTENER_LOCK:
         if not _WARM_DONE.is_set():
             _WARM_LISTENERS.append(callback)
-            return
-    callback("ready")
+            compiling = _COMPILING.is_set()
+        else:
+            compiling = None
+    if compiling:
+        callback("compiling")
+    elif compiling is None:
+        callback("ready")
 
 
-def _notify_warmup(stage: str) -> None:
-    for callback in list(_WARM_LISTENERS):
+def _enter_stage(stage: str) -> None:
+    """Record the warm-up's new stage (``compiling``: _COMPILING, ``ready``: _WARM_DONE) and tell the
+    listeners; under one lock with :func:`add_warmup_listener`, so each hears every stage once."""
+    with _LISTENER_LOCK:
+        (_COMPILING if stage == "compiling" else _WARM_DONE).set()
+        listeners = list(_WARM_LISTENERS)
+        if stage == "ready":
+            _WARM_LISTENERS.clear()
+    for callback in listeners:
         try:
             callback(stage)
         except Exception:  # a listener's fault must not stop the warm-up
@@ -263,8 +279,7 @@ def warm_up_kernels() -> None:
         child = None
         try:
             if not _kernels_cached():
-                _COMPILING.set()
-                _notify_warmup("compiling")
+                _enter_stage("compiling")
                 child = _start_search_compile_child()
             from .position import Game, Position
 
@@ -285,9 +300,7 @@ def warm_up_kernels() -> None:
             _WARM_ERROR.append(exc)
         finally:
             _RULES_DONE.set()
-            _WARM_DONE.set()
-            _notify_warmup("ready")
-            _WARM_LISTENERS.clear()
+            _enter_stage("ready")
 
 
 def start_kernel_warmup() -> None:
