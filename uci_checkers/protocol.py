@@ -270,7 +270,7 @@ class Protocol:
         params = GoParams()
         lowered = [t.lower() for t in tokens]
         if "perft" in lowered:
-            if tokens[1:] == [tokens[1]] and lowered[1] == "perft":
+            if len(tokens) == 2 and lowered[1] == "perft":
                 raise ProtocolError("go: perft needs a number")
             if len(tokens) != 3 or lowered[1] != "perft":
                 raise ProtocolError("go perft takes only a depth: go perft <n>")
