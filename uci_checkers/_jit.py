@@ -51,7 +51,7 @@ from numba import types
 from numba.core import caching
 from numba.extending import intrinsic
 
-__all__ = ["kernel", "popcount", "ctz", "borrow", "CACHE_DIR", "SOURCE_HASH", "types"]
+__all__ = ["kernel", "popcount", "ctz", "borrow", "CACHE_DIR", "SOURCE_HASH", "types", "has_cached_kernels"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -189,6 +189,16 @@ CACHE_DIR = _choose_cache_dir()
 _mark_used(CACHE_DIR)
 if os.environ.get("UCI_CHECKERS_CACHE_PRUNE", "1") != "0":
     prune_stale_caches(CACHE_DIR)
+
+
+def has_cached_kernels(module: str, cache_dir: Optional[Path] = None) -> bool:
+    """True when ``cache_dir`` (default: this source version's) holds compiled kernels of ``module``
+    (``"search"``): a start then loads them instead of compiling for seconds."""
+    try:
+        names = os.listdir(CACHE_DIR if cache_dir is None else cache_dir)
+    except OSError:
+        return False
+    return any(name.startswith(module + ".") and name.endswith(".nbi") for name in names)
 
 
 class _PackageCacheLocator(caching._CacheLocator):

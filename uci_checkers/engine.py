@@ -27,9 +27,14 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
+import signal
+import subprocess
+import sys
 import threading
 import time
 import traceback
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
@@ -37,11 +42,40 @@ if TYPE_CHECKING:  # pragma: no cover - typing only; the real imports are lazy
     from .position import Game, Move, Position
     from .search import SearchInfo, SearchLimits, SearchResult, Searcher
 
-__all__ = ["Engine", "GoParams", "OptionSpec", "OptionError", "EngineBusyError", "TimeManager",
-           "DEFAULT_MOVE_OVERHEAD_MS", "warm_up_kernels", "kernels_ready"]
+__all__ = ["Engine", "GoParams", "OptionSpec", "OptionError", "EngineBusyError", "TimeManager", "LagTracker",
+           "DEFAULT_MOVE_OVERHEAD_MS", "GO_NUMBER_BOUNDS", "clamp_go_number", "warm_up_kernels",
+           "kernels_ready", "kernels_compiling", "rules_ready", "add_warmup_listener",
+           "stop_warmup_children"]
 
-DEFAULT_MOVE_OVERHEAD_MS = 50
+# What a local pipe needs: the deadline thread's wake-up, the kernel's stop poll, the bestmove line
+# and the host reading it (measured; see DEFAULT_MOVE_OVERHEAD_MS in protocol.md).
+DEFAULT_MOVE_OVERHEAD_MS = 10
 DEFAULT_MOVES_TO_GO = 30        # horizon assumed for sudden-death clocks (no movestogo)
+
+# Every number of a go (protocol.md) or a Hub level is clamped into these bounds when it is parsed,
+# so no later arithmetic (a deadline, a node limit in an int64 word) can overflow.
+MAX_TIME_MS = 10 ** 9           # about 11.6 days: any longer clock means "no practical limit"
+MAX_NODES = 10 ** 15
+MAX_DEPTH = 1000
+GO_NUMBER_BOUNDS: dict[str, tuple[int, int]] = {
+    "wtime": (0, MAX_TIME_MS), "btime": (0, MAX_TIME_MS), "winc": (0, MAX_TIME_MS),
+    "binc": (0, MAX_TIME_MS), "movetime": (0, MAX_TIME_MS), "movestogo": (1, 10_000),
+    "depth": (1, MAX_DEPTH), "nodes": (1, MAX_NODES), "mate": (1, MAX_DEPTH),
+}
+STOP_WAIT_S = 10.0              # longest a go/isready waits for a stopped search to hand in its bestmove
+_ASCII_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def clamp_go_number(key: str, value: float) -> int:
+    """``value`` of the go parameter ``key`` as an int inside ``GO_NUMBER_BOUNDS[key]``."""
+    low, high = GO_NUMBER_BOUNDS[key]
+    if value != value:  # NaN
+        return low
+    if value >= high:
+        return high
+    if value <= low:
+        return low
+    return int(value)
 
 
 class OptionError(ValueError):
@@ -75,10 +109,12 @@ class OptionSpec:
             raise OptionError(f"option {self.name} needs a value")
         text = value.strip()
         if self.type == "spin":
-            try:
-                number = int(text, 10)
-            except ValueError:
-                raise OptionError(f"option {self.name} needs a whole number, not {text[:40]!r}") from None
+            if not _ASCII_INT.fullmatch(text):      # ASCII digits only: no '1_000', no Arabic-Indic digits
+                raise OptionError(f"option {self.name} needs a whole number, not {text[:40]!r}")
+            digits = text.lstrip("+-").lstrip("0")
+            if len(digits) > 30:                     # far out of range (and int() of 4,300+ digits raises)
+                raise OptionError(f"option {self.name} value {text[:40]}... is out of range {self.min}..{self.max}")
+            number = int(text, 10)
             if not (self.min <= number <= self.max):
                 raise OptionError(f"option {self.name} value {number} is out of range {self.min}..{self.max}")
             return number
@@ -124,37 +160,147 @@ def _build_option_specs() -> list[OptionSpec]:
 # --------------------------------------------------------------------------------------------------
 _WARM_LOCK = threading.Lock()
 _WARM_DONE = threading.Event()
+_RULES_DONE = threading.Event()     # the Position layer's kernels are usable (set before the search's)
+_COMPILING = threading.Event()      # the kernels were not in the compile cache: compiling (seconds)
 _WARM_ERROR: list[BaseException] = []
 _WARM_THREAD: Optional[threading.Thread] = None
+_WARM_LISTENERS: list[Callable[[str], None]] = []
+_LISTENER_LOCK = threading.Lock()   # not _WARM_LOCK: that one is held for the whole warm-up
+
+
+def add_warmup_listener(callback: Callable[[str], None]) -> None:
+    """``callback(stage)`` is called with ``"compiling"`` when the kernels are not in the compile
+    cache and must be compiled (seconds), and with ``"ready"`` when the warm-up ends (at once if
+    it already has; also when it failed: the engine then reports the error).
+
+    A listener added while the compilation already runs is told ``"compiling"`` at once.
+    One-shot tools use it to tell their user why nothing happens yet, e.g.
+    ``add_warmup_listener(lambda stage: stage == "compiling" and print("compiling ...", file=sys.stderr))``.
+    """
+    with _LISTENER_LOCK:
+        if not _WARM_DONE.is_set():
+            _WARM_LISTENERS.append(callback)
+            compiling = _COMPILING.is_set()
+        else:
+            compiling = None
+    if compiling:
+        callback("compiling")
+    elif compiling is None:
+        callback("ready")
+
+
+def _enter_stage(stage: str) -> None:
+    """Record the warm-up's new stage (``compiling``: _COMPILING, ``ready``: _WARM_DONE) and tell the
+    listeners; under one lock with :func:`add_warmup_listener`, so each hears every stage once."""
+    with _LISTENER_LOCK:
+        (_COMPILING if stage == "compiling" else _WARM_DONE).set()
+        listeners = list(_WARM_LISTENERS)
+        if stage == "ready":
+            _WARM_LISTENERS.clear()
+    for callback in listeners:
+        try:
+            callback(stage)
+        except Exception:  # a listener's fault must not stop the warm-up
+            pass
+
+
+def _kernels_cached() -> bool:
+    """True when the search kernels will load from the compile cache (no compilation needed)."""
+    import importlib
+
+    try:
+        # imported by name: the engine reads the cache's state but compiles nothing itself, so it
+        # must not count as a kernel module (those key the cache: see _jit.kernel_sources)
+        jit = importlib.import_module(f"{__package__}._jit")
+        return bool(jit.has_cached_kernels("search"))
+    except (ImportError, OSError):
+        return False
+
+
+# The search kernels are compiled in a child process while this one compiles the rules layer: two
+# cores instead of one on a cold start.  The child only fills the shared compile cache.
+CHILD_COMPILE_TIMEOUT_S = 600.0
+_CHILD_CODE = f"from {__package__}.search import Searcher; Searcher(1).warm_up()"
+_WARM_CHILDREN: list[subprocess.Popen] = []
+
+
+def _start_search_compile_child() -> Optional[subprocess.Popen]:
+    """A child process (own process group) compiling the search kernels into the compile cache."""
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    try:
+        child = subprocess.Popen([sys.executable, "-c", _CHILD_CODE], cwd=package_root, env=env,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        return None
+    _WARM_CHILDREN.append(child)
+    return child
+
+
+def stop_warmup_children() -> None:
+    """Kill a compile child still running (its process group); for the process's exit path."""
+    for child in list(_WARM_CHILDREN):
+        if child.poll() is None:
+            try:
+                os.killpg(child.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                child.wait(1.0)
+            except subprocess.TimeoutExpired:
+                pass
+    _WARM_CHILDREN.clear()
+
+
+def _wait_for_child(child: Optional[subprocess.Popen]) -> None:
+    """Let the compile child finish (it fills the cache the search import then loads from)."""
+    if child is None:
+        return
+    try:
+        child.wait(CHILD_COMPILE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        pass
+    stop_warmup_children()   # whatever it did not finish is compiled here
 
 
 def warm_up_kernels() -> None:
-    """Import the rules core and the search and compile (or load) their kernels; idempotent, blocking."""
+    """Import the rules core and the search and compile (or load) their kernels; idempotent, blocking.
+
+    The rules layer (``Position``, ``Game``) comes first and sets :func:`rules_ready`, so that
+    ``position`` commands, legal-move lists and a fallback move are available while the
+    search kernels are still compiling.  On a cold cache a child process compiles the search
+    kernels meanwhile (see :func:`_start_search_compile_child`).
+    """
     with _WARM_LOCK:
         if _WARM_DONE.is_set():
             return
+        child = None
         try:
+            if not _kernels_cached():
+                _enter_stage("compiling")
+                child = _start_search_compile_child()
             from .position import Game, Position
-            from .search import Searcher
 
             # perft kernels are left out on purpose: they compile on the first go perft (in the worker)
             start = Position.start()
-            start.legal_moves()
-            start.zobrist()
-            Game(start).status()
-            searcher = Searcher(1)
-            searcher.warm_up()
-            try:
-                from . import evaluate
-                terms = getattr(evaluate, "evaluation_terms", None)
-                if terms is not None:
-                    terms(start)
-            except ImportError:
-                pass
+            first = start.legal_moves()[0]
+            Position.from_fen(start.play(first).fen()).is_capture_pending()
+            game = Game(start)
+            game.push_text(str(first))
+            game.status()
+            game.history_keys()
+            _RULES_DONE.set()
+            _wait_for_child(child)
+            from .search import Searcher
+
+            Searcher(1).warm_up()
         except BaseException as exc:  # reported by ensure_ready / the worker, never raised here
             _WARM_ERROR.append(exc)
         finally:
-            _WARM_DONE.set()
+            _RULES_DONE.set()
+            _enter_stage("ready")
 
 
 def start_kernel_warmup() -> None:
@@ -165,6 +311,16 @@ def start_kernel_warmup() -> None:
             return
         _WARM_THREAD = threading.Thread(target=warm_up_kernels, name="uci_checkers-warmup", daemon=True)
         _WARM_THREAD.start()
+
+
+def kernels_compiling() -> bool:
+    """The kernels are being compiled (not loaded from the cache) and are not ready yet."""
+    return _COMPILING.is_set() and not _WARM_DONE.is_set()
+
+
+def rules_ready() -> bool:
+    """The Position layer's kernels are usable (the search's may still be compiling)."""
+    return _RULES_DONE.is_set()
 
 
 def kernels_ready() -> bool:
@@ -193,15 +349,40 @@ class GoParams:
     start_time: Optional[float] = None   # time.monotonic() when the command arrived (default: go's call)
 
 
+def phase_factor(pieces: int) -> float:
+    """How much of the per-move share of the clock a position deserves, by the pieces on the board.
+
+    The opening (22-24 pieces) is well trodden and cheap; the middle game (about 10-19 pieces)
+    is where English checkers games are won and lost; simple endings need less again.
+    """
+    if pieces >= 22:
+        return 0.7
+    if pieces >= 20:
+        return 1.0
+    if pieces >= 10:
+        return 1.3
+    if pieces >= 6:
+        return 1.1
+    return 0.9
+
+
 class TimeManager:
     """Optimum (soft) and maximum (hard) time for one move, and the decision to start another iteration.
 
-    * ``movetime``: both limits are ``movetime - overhead``; iterations are never cut short.
+    * ``movetime``: both limits are ``movetime - overhead``; iterations are never cut short, so
+      the move comes about ``movetime`` after ``go`` arrived.
     * a clock (``wtime``/``btime`` for the side to move): ``optimum = left / movestogo + 3/4 inc``
-      (``movestogo`` defaults to 30), ``maximum = min(5 * optimum, 80 % of what is left)``
-      (95 % with one move to the control), where *left* is the clock minus ``Move Overhead``:
-      the hard limit never passes the clock minus the overhead.  One legal move: play at once.
+      (``movestogo`` defaults to 30) scaled by the game phase (:func:`phase_factor`: more in the
+      middle game, where games are decided, less in the opening), ``maximum = min(5 * optimum,
+      80 % of what is left)`` (95 % with one move to the control), where *left* is the clock minus
+      ``Move Overhead``: the hard limit never passes the clock minus the overhead.  After each
+      iteration the soft target grows while the best move keeps changing and when the score
+      falls (:meth:`iteration_done`).  One legal move: play at once.
     * no time given (depth, nodes, mate, infinite): no limit.
+
+    ``lag_ms`` is how late the engine recently answered after a hard limit (see
+    :class:`LagTracker`): on a loaded machine it is kept back as well, so that the move
+    still arrives in time (for ``movetime`` at most half of the move's time is given up).
 
     The clock starts when ``go`` arrived (``start``), even when the kernels were still
     compiling then.  A ponder search has no limits until :meth:`ponderhit`, which restarts
@@ -209,9 +390,11 @@ class TimeManager:
     """
 
     def __init__(self, params: GoParams, turn: int, overhead_ms: int = DEFAULT_MOVE_OVERHEAD_MS,
-                 legal_count: int = 2, start: Optional[float] = None) -> None:
+                 legal_count: int = 2, start: Optional[float] = None, pieces: int = 24,
+                 lag_ms: float = 0.0) -> None:
         self.start = start if start is not None else time.monotonic()
         self.overhead_ms = max(0, int(overhead_ms))
+        self.lag_ms = max(0.0, float(lag_ms))
         self.pondering = bool(params.ponder)
         self.single_move = False
         self.optimum_ms: Optional[float] = None
@@ -226,12 +409,14 @@ class TimeManager:
         own_inc = (params.binc if turn == 0 else params.winc) or 0
         if params.movetime is not None:
             self.fixed_time = True
-            self.optimum_ms = self.maximum_ms = float(max(0, params.movetime - self.overhead_ms))
+            budget = float(max(0, params.movetime - self.overhead_ms))
+            # a loaded machine answers late: keep the observed lag back too (at most half the move)
+            self.optimum_ms = self.maximum_ms = budget - min(self.lag_ms, 0.5 * budget)
         elif own_time is not None:
             left = max(0.0, float(own_time - self.overhead_ms))
             mtg = max(1, params.movestogo) if params.movestogo else DEFAULT_MOVES_TO_GO
-            optimum = left / mtg + 0.75 * max(0, own_inc)
-            cap = left * (0.95 if mtg == 1 else 0.8)
+            optimum = (left / mtg + 0.75 * max(0, own_inc)) * phase_factor(pieces)
+            cap = min(left * (0.95 if mtg == 1 else 0.8), max(0.0, left - self.lag_ms))
             maximum = min(cap, optimum * 5.0)
             self.optimum_ms = min(optimum, maximum)
             self.maximum_ms = maximum
@@ -298,6 +483,27 @@ class TimeManager:
         return now > 0.5 * target and now + predicted > 1.5 * target
 
 
+class LagTracker:
+    """How late, recently, the engine's moves came after their hard time limit.
+
+    On an idle machine a stopped search answers within a few milliseconds; on a loaded one
+    the search thread may wait for a core for tens or hundreds of milliseconds.  A peak
+    follower (the new value if larger, else a slow decay) remembers such delays for the
+    next moves, so that the time manager keeps them back instead of losing on time.
+    """
+
+    DECAY = 0.97         # per timed move: a spike is remembered at half its size 23 moves later
+    CAP_MS = 1000.0
+
+    def __init__(self) -> None:
+        self.lag_ms = 0.0
+        self._lock = threading.Lock()
+
+    def record(self, late_ms: float) -> None:
+        with self._lock:
+            self.lag_ms = min(self.CAP_MS, max(max(0.0, late_ms), self.lag_ms * self.DECAY))
+
+
 # --------------------------------------------------------------------------------------------------
 # The facade
 # --------------------------------------------------------------------------------------------------
@@ -316,6 +522,7 @@ class _Job:
     stop_requested: bool = False
     deadline_cv: threading.Condition = field(default_factory=threading.Condition)
     finished: bool = False
+    done: threading.Event = field(default_factory=threading.Event)   # set after the result was reported
 
 
 class Engine:
@@ -339,6 +546,8 @@ class Engine:
         self._warm_error: Optional[BaseException] = None
         self._pending: dict[str, Any] = {}         # searcher changes not applied yet: hash, clear, threads
         self._job: Optional[_Job] = None
+        self._game_seed: Optional[int] = None      # Seed 0: the fresh seed of this game, drawn at its first go
+        self.lag = LagTracker()
 
     # --- options -------------------------------------------------------------------------------
     def option_specs(self) -> list[OptionSpec]:
@@ -355,7 +564,8 @@ class Engine:
         """Set an option (name case-insensitive); raises :class:`OptionError` and then changes nothing.
 
         Changes that touch the search tables (Hash, Clear Hash, Threads) are applied when the
-        engine is idle: at once, or when the running search ends, always before the next search.
+        engine is idle: at once, or right after the running search reported its move, always
+        before the next search and before the next ``readyok`` (:meth:`ensure_ready`).
         """
         spec = self._spec(name)
         parsed = spec.parse(value)
@@ -368,6 +578,8 @@ class Engine:
                 self._pending["clear"] = True
             elif spec.name == "Threads":
                 self._pending["threads"] = parsed
+            elif spec.name == "Seed":
+                self._game_seed = None
             elif spec.name == "NoProgressPlies" and self._game is not None:
                 self._game.no_progress_plies = parsed
         self._apply_pending_if_idle()
@@ -401,6 +613,7 @@ class Engine:
                 self._stop_flag = np.zeros(1, dtype=np.int64)
                 self._pending.pop("hash", None)
                 self._pending.pop("clear", None)
+                self._pending.pop("newgame", None)
             self._apply_pending_if_idle()
         except BaseException as exc:
             self._warm_error = exc
@@ -420,8 +633,10 @@ class Engine:
                      abort: Optional[threading.Event] = None) -> bool:
         """Block until the kernels are ready and pending changes applied (when idle).
 
-        Returns False on timeout or when ``abort`` is set while waiting.  During a search
-        it returns at once: pending changes are applied when that search ends.
+        Also maps a newly allocated hash table into memory, so that its cost is paid here
+        (``isready``) and not by the next search.  Returns False on timeout or when ``abort``
+        is set while waiting.  During a search it returns at once: pending changes are
+        applied right after that search reported its move.
         """
         self.start_warmup()
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -430,7 +645,11 @@ class Engine:
                 return False
             if deadline is not None and time.monotonic() >= deadline:
                 return False
-        self._apply_pending_if_idle()
+        with self._lock:
+            if self._searcher is None or self.searching:
+                return True
+            self._apply_pending_locked()
+            self._searcher.prefault()
         return True
 
     def _apply_pending_if_idle(self) -> None:
@@ -440,6 +659,7 @@ class Engine:
             self._apply_pending_locked()
 
     def _apply_pending_locked(self) -> None:
+        """Apply option changes to the searcher; cheap: new tables are allocated, never zeroed."""
         searcher = self._searcher
         if searcher is None:
             return
@@ -468,12 +688,13 @@ class Engine:
             self._game = value
 
     def new_game(self) -> None:
-        """Forget the game and everything learnt (the hash is cleared before the next search)."""
+        """Forget the game and everything learnt (new tables right after a running search reports)."""
         from .position import Game
 
         with self._lock:
             self._game = Game(None, self._options["NoProgressPlies"])
             self._pending["newgame"] = True
+            self._game_seed = None
         self._apply_pending_if_idle()
 
     def set_position(self, start: Position, moves: list[str]) -> None:
@@ -497,12 +718,40 @@ class Engine:
             return {}
         return dict(terms(self.game.position))
 
+    def skill_seed(self) -> tuple[int, bool]:
+        """The seed of skill-level choices and whether it was just drawn for this game.
+
+        A non-zero ``Seed`` option is used as it is; ``Seed`` 0 means a fresh random seed per
+        game (drawn at the game's first search, kept until ``ucinewgame``), which the front end
+        announces so the game can be replayed with ``setoption name Seed value N``.
+        """
+        with self._lock:
+            fixed = int(self._options["Seed"])
+            if fixed:
+                return fixed, False
+            if self._game_seed is None:
+                self._game_seed = int.from_bytes(os.urandom(4), "little") % (2 ** 31 - 1) + 1
+                return self._game_seed, True
+            return self._game_seed, False
+
     # --- searching -----------------------------------------------------------------------------
     @property
     def searching(self) -> bool:
         """A go (or perft/bench task) is running, or holding its result for stop/ponderhit."""
         job = self._job
         return job is not None and not job.finished
+
+    def wait_stopped(self, timeout: float = STOP_WAIT_S, abort: Optional[threading.Event] = None) -> bool:
+        """After ``stop``: wait until the stopped job reported its result (as Stockfish's ``isready``
+        and ``go`` do); a no-op for a job nobody stopped.  False on timeout or abort."""
+        job = self._job
+        if job is None or not job.stop_requested:
+            return True
+        deadline = time.monotonic() + max(0.0, timeout)
+        while not job.done.wait(0.02):
+            if (abort is not None and abort.is_set()) or time.monotonic() >= deadline:
+                return False
+        return True
 
     def go(self, params: GoParams, on_info: Callable[[SearchInfo], None],
            on_done: Callable[[SearchResult], None],
@@ -513,11 +762,14 @@ class Engine:
         ``on_done`` is called exactly once, from the worker, after the last ``on_info``; in
         infinite/ponder mode only after ``stop``/``ponderhit``.  ``on_message`` receives
         diagnostics such as ``error: internal: ...`` (the search failed; ``on_done`` then
-        still gets a legal move).  Raises :class:`EngineBusyError` while another job runs and
-        a ``NotationError`` for a bad ``searchmoves`` entry (nothing is started then).
+        still gets a legal move) and announcements (``skill seed N``).  A job that was sent
+        ``stop`` is waited for (its result is reported first); raises :class:`EngineBusyError`
+        while another job runs and a ``NotationError`` for a bad ``searchmoves`` entry
+        (nothing is started then).
         """
         start_time = params.start_time if params.start_time is not None else time.monotonic()
         self.start_warmup()
+        self.wait_stopped()
         game = self._snapshot_game()
         pos = game.position
         searchmoves = [pos.parse_move(text) for text in params.searchmoves] if params.searchmoves else None
@@ -527,9 +779,17 @@ class Engine:
             candidates = [m for m in legal if m.squares in allowed]
         else:
             candidates = legal
-        tm = TimeManager(params, pos.turn, self._options["Move Overhead"], len(candidates), start=start_time)
+        pieces = bin(pos.black | pos.white).count("1")
+        tm = TimeManager(params, pos.turn, self._options["Move Overhead"], len(candidates), start=start_time,
+                         pieces=pieces, lag_ms=self.lag.lag_ms)
         job = _Job("go", tm=tm, hold=bool(params.infinite or params.ponder), ponder=bool(params.ponder),
                    infinite=bool(params.infinite))
+        seed: Optional[int] = None
+        if self._options["Skill Level"] < 20 and legal:
+            seed, drawn = self.skill_seed()
+            if drawn and on_message is not None:
+                on_message(f"skill seed {seed} (Seed 0: fresh per game; "
+                           f"setoption name Seed value {seed} replays it)")
         with self._lock:
             if self.searching:
                 raise EngineBusyError("a search is already running: send stop first")
@@ -537,7 +797,7 @@ class Engine:
             job.thread = threading.Thread(
                 target=self._run_search,
                 args=(job, game, params, searchmoves, legal, candidates, on_info, on_done, on_currmove,
-                      on_message),
+                      on_message, seed),
                 name="uci_checkers-search", daemon=True)
             job.thread.start()
 
@@ -589,26 +849,36 @@ class Engine:
         """
         job = _Job(kind)
         self.start_warmup()
+        self.wait_stopped()
 
         def body() -> None:
             result: Any = None
             error: Optional[BaseException] = None
             try:
-                self._ready.wait()
-                result = task(job)
+                while not self._ready.wait(0.02):
+                    if job.stop_requested:
+                        break
+                if job.stop_requested and not self._ready.is_set():
+                    result = None
+                else:
+                    result = task(job)
             except BaseException as exc:
                 error = exc
             with self._lock:
                 job.finished = True
                 try:
+                    if error is not None:
+                        if on_error is not None:
+                            on_error(error)
+                    elif on_finish is not None:
+                        on_finish(result)
+                finally:
+                    job.done.set()
+                try:
                     self._apply_pending_locked()
                 except BaseException as exc:
-                    error = error or exc
-                if error is not None:
                     if on_error is not None:
-                        on_error(error)
-                elif on_finish is not None:
-                    on_finish(result)
+                        on_error(exc)
 
         with self._lock:
             if self.searching:
@@ -676,12 +946,14 @@ class Engine:
             copy.push(move)
         return copy
 
-    def _make_limits(self, params: GoParams, searchmoves: Optional[list[Move]]) -> SearchLimits:
+    def _make_limits(self, params: GoParams, searchmoves: Optional[list[Move]],
+                     seed: Optional[int]) -> SearchLimits:
         from .search import SearchLimits
 
         limits = SearchLimits(depth=params.depth, nodes=params.nodes, mate=params.mate,
                               searchmoves=searchmoves, multipv=self._options["MultiPV"],
-                              skill=self._options["Skill Level"], seed=self._options["Seed"],
+                              skill=self._options["Skill Level"],
+                              seed=seed if seed is not None else self._options["Seed"],
                               infinite=bool(params.infinite or params.ponder))
         for attr in ("analyse_mode", "analyse"):
             if hasattr(limits, attr):
@@ -703,11 +975,24 @@ class Engine:
                     if flag is not None:
                         flag[0] = 1
                     return
-                job.deadline_cv.wait(left)
+                job.deadline_cv.wait(min(left, 1.0))   # bounded: a clamped but long limit stays valid
+
+    def _wait_for_kernels(self, job: _Job) -> bool:
+        """Wait for the search kernels; False when the move is due first (stop, or the hard limit
+        of a timed search passed while compiling): the caller then plays a fallback move."""
+        tm = job.tm
+        while not self._ready.wait(0.01):
+            if job.stop_requested:
+                return False
+            deadline = tm.deadline() if tm is not None else None
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+        return True
 
     def _run_search(self, job: _Job, game: Game, params: GoParams, searchmoves: Optional[list[Move]],
                     legal: list, candidates: list, on_info: Callable, on_done: Callable,
-                    on_currmove: Optional[Callable], on_message: Optional[Callable]) -> None:
+                    on_currmove: Optional[Callable], on_message: Optional[Callable],
+                    seed: Optional[int]) -> None:
         result = None
         tm = job.tm
         deadline_thread = None
@@ -717,56 +1002,79 @@ class Engine:
                                                    name="uci_checkers-deadline", daemon=True)
                 deadline_thread.start()
             # wait for the kernels; the clock is already running (it started when go arrived)
-            while not self._ready.wait(0.02):
-                pass
-            if self._warm_error is not None:
-                raise RuntimeError(f"warm-up failed: {self._warm_error!r}")
-            with self._lock:
-                self._apply_pending_locked()
-                flag = self._stop_flag
-                limits = self._make_limits(params, searchmoves)
-                with job.deadline_cv:
-                    deadline = tm.deadline()
-                    expired = deadline is not None and time.monotonic() >= deadline
-                    flag[0] = 1 if (job.stop_requested or expired) else 0
-                    limits.infinite = bool(job.infinite or tm.pondering)
-                    job.limits = limits
-            if not legal:
-                from .search import SearchResult
-
-                result = SearchResult(None, None, 0, 0, 0)
+            if not self._wait_for_kernels(job):
+                if on_message is not None:
+                    on_message("the search kernels are still compiling (first start): "
+                               "playing a quick fallback move")
+                result = _fallback_result(candidates or legal, game.position)
             else:
-                kwargs: dict[str, Any] = {}
-                if on_currmove is not None and self._search_accepts("on_currmove"):
-                    kwargs["on_currmove"] = _throttled_currmove(on_currmove, tm)
-                # no time control for depth/nodes/mate/infinite searches: the search then treats a single
-                # legal move or a found mate as it does in analysis (searches on to its limit)
-                control = tm if (tm.limited or tm.pondering) else None
-                result = self._searcher.search(game, limits, on_info, flag, control, **kwargs)
-                if result is None or result.best is None or result.best.squares not in {m.squares for m in legal}:
-                    raise RuntimeError(f"search returned no legal move ({getattr(result, 'best', None)})")
+                result = self._search(job, game, params, searchmoves, legal, on_info, on_currmove, seed)
         except BaseException as exc:  # never leave the host without a bestmove
             if on_message is not None:
                 detail = "".join(traceback.format_exception_only(type(exc), exc)).strip().replace("\n", " ")
                 on_message(f"error: internal: {detail[:300]}")
-            result = _fallback_result(candidates or legal)
+            result = _fallback_result(candidates or legal, None)
         finally:
             # infinite / ponder: the host gets bestmove only after stop or ponderhit
             while job.hold and not job.released.wait(0.05):
                 pass
-            # under the lock, so that a go racing with this bestmove starts only after it was reported
+            # under the lock, so that a go racing with this bestmove starts only after it was reported;
+            # the move first, then option changes (a new hash table) that arrived during the search
             with self._lock:
                 with job.deadline_cv:
                     job.finished = True
                     job.deadline_cv.notify_all()
-                if deadline_thread is not None:
-                    deadline_thread.join(1.0)
+                try:
+                    on_done(result)
+                finally:
+                    job.done.set()
+                self._record_lag(job)
                 try:
                     self._apply_pending_locked()
                 except BaseException as exc:
                     if on_message is not None:
                         on_message(f"error: internal: applying options: {exc!r}"[:300])
-                on_done(result)
+            if deadline_thread is not None:
+                deadline_thread.join(1.0)
+
+    def _record_lag(self, job: _Job) -> None:
+        """A move the hard limit stopped: remember how late after that limit it was written."""
+        tm = job.tm
+        if tm is None or tm.maximum_ms is None or tm.pondering or job.stop_requested or tm.single_move:
+            return
+        late = (time.monotonic() - tm.start) * 1000.0 - tm.maximum_ms
+        if late > -1.0:    # it ran into the limit (an iteration ended earlier: nothing to learn)
+            self.lag.record(late)
+
+    def _search(self, job: _Job, game: Game, params: GoParams, searchmoves: Optional[list[Move]],
+                legal: list, on_info: Callable, on_currmove: Optional[Callable], seed: Optional[int]) -> Any:
+        tm = job.tm
+        if self._warm_error is not None:
+            raise RuntimeError(f"warm-up failed: {self._warm_error!r}")
+        with self._lock:
+            self._apply_pending_locked()
+            flag = self._stop_flag
+            limits = self._make_limits(params, searchmoves, seed)
+            with job.deadline_cv:
+                deadline = tm.deadline()
+                expired = deadline is not None and time.monotonic() >= deadline
+                flag[0] = 1 if (job.stop_requested or expired) else 0
+                limits.infinite = bool(job.infinite or tm.pondering)
+                job.limits = limits
+        if not legal:
+            from .search import SearchResult
+
+            return SearchResult(None, None, 0, 0, 0)
+        kwargs: dict[str, Any] = {}
+        if on_currmove is not None and self._search_accepts("on_currmove"):
+            kwargs["on_currmove"] = _throttled_currmove(on_currmove, tm)
+        # no time control for depth/nodes/mate/infinite searches: the search then treats a single
+        # legal move or a found mate as it does in analysis (searches on to its limit)
+        control = tm if (tm.limited or tm.pondering) else None
+        result = self._searcher.search(game, limits, on_info, flag, control, **kwargs)
+        if result is None or result.best is None or result.best.squares not in {m.squares for m in legal}:
+            raise RuntimeError(f"search returned no legal move ({getattr(result, 'best', None)})")
+        return result
 
     def _search_accepts(self, name: str) -> bool:
         try:
@@ -775,16 +1083,36 @@ class Engine:
             return False
 
 
-def _fallback_result(moves: list) -> Any:
-    """A result playing the first of ``moves`` (None when empty), for when the search failed."""
-    try:
-        from .search import SearchResult
-    except BaseException:  # the search module itself is broken: a stand-in with the same fields
-        from types import SimpleNamespace
+def _fallback_choice(moves: list, position: Optional[Position]) -> Any:
+    """A cheap move without the search: the first that leaves the opponent no capture, if any
+    (the rules layer only: usable while the search kernels compile)."""
+    if position is not None:
+        try:
+            for move in moves:
+                if not position.play(move).is_capture_pending():
+                    return move
+        except Exception:  # the rules layer itself failed: any legal move will do
+            pass
+    return moves[0] if moves else None
 
-        return SimpleNamespace(best=moves[0] if moves else None, ponder=None, score=0, depth=0, nodes=0,
-                               infos=[])
-    return SearchResult(moves[0] if moves else None, None, 0, 0, 0)
+
+def _fallback_result(moves: list, position: Optional[Position] = None) -> Any:
+    """A result playing a cheap legal move of ``moves`` (None when empty), when the search cannot.
+
+    While the kernels compile, importing the search would block on its import: a stand-in
+    with the same fields is used then.
+    """
+    best = _fallback_choice(moves, position)
+    if kernels_ready() and not _WARM_ERROR:
+        try:
+            from .search import SearchResult
+
+            return SearchResult(best, None, 0, 0, 0)
+        except BaseException:  # the search module itself is broken
+            pass
+    from types import SimpleNamespace
+
+    return SimpleNamespace(best=best, ponder=None, score=0, depth=0, nodes=0, infos=[], pv=[])
 
 
 def _throttled_currmove(callback: Callable[[Any, int], None], tm: TimeManager) -> Callable[[Any, int], None]:

@@ -60,7 +60,11 @@ __all__ = ["HubSession", "HubError", "parse_hub_line", "format_hub_value", "pars
 ORIENTATIONS = ("auto", "normal", "pydraughts")
 VARIANT_NAMES = ("english", "checkers", "american", "english-draughts", "english_draughts")
 DEFAULT_MOVE_TIME_S = 1.0
+INIT_TIMEOUT_S = 300.0          # init waits this long at most for the kernels (a first compile takes seconds)
+STOP_WAIT_S = 10.0              # a stopped search hands in its move within milliseconds; this is the bound
 _HIDDEN_OPTIONS = {"uci_analysemode", "clear hash"}   # Hub has go analyze and new-game for these
+_HUB_INT = re.compile(r"[+-]?[0-9]+")                  # ASCII digits only
+_HUB_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")   # no nan/inf
 
 
 class HubError(ValueError):
@@ -344,7 +348,9 @@ class HubSession:
         self.engine.set_option(spec.name, value)
 
     def _cmd_init(self, args: dict, flags: list) -> None:
-        self.engine.ensure_ready()
+        if not self.engine.ensure_ready(timeout=INIT_TIMEOUT_S):
+            self.error(f"the kernels did not load within {INIT_TIMEOUT_S:.0f} s")
+            return
         if getattr(self.engine, "warmup_error", None) is not None:
             self.error(f"engine failed to start: {self.engine.warmup_error!r}")
         self.write("ready")
@@ -421,11 +427,20 @@ class HubSession:
         level: dict[str, Any] = {}
 
         def number(name: str, kind: type) -> Any:
+            text = args[name].strip()
             try:
-                value = kind(args[name])
-            except (TypeError, ValueError):
+                if kind is int:
+                    if not _HUB_INT.fullmatch(text):
+                        raise ValueError(text)
+                    # any length is accepted: go parameters are clamped (int() of 4,300+ digits raises)
+                    value: Any = int(text) if len(text) <= 30 else float("inf")
+                else:
+                    if not _HUB_FLOAT.fullmatch(text):
+                        raise ValueError(text)
+                    value = float(text)          # huge values become inf, clamped below
+            except ValueError:
                 raise HubError(f"level {name} must be a {'whole ' if kind is int else ''}number, "
-                               f"not {args[name]!r}") from None
+                               f"not {args[name][:40]!r}") from None
             if value < 0:
                 raise HubError(f"level {name} must not be negative")
             return value
@@ -441,27 +456,29 @@ class HubSession:
         self.level = level
 
     def _go_params(self, mode: str) -> Any:
-        from .engine import GoParams
+        from .engine import GoParams, clamp_go_number
 
         level, self.level = self.level, {}
         params = GoParams(ponder=(mode == "ponder"))
         if level.get("infinite"):
             params.infinite = True
+        # every number clamped into the engine's bounds here, so no deadline or node limit overflows
         if "depth" in level:
-            params.depth = max(1, level["depth"])
+            params.depth = clamp_go_number("depth", level["depth"])
         if "nodes" in level:
-            params.nodes = max(1, level["nodes"])
+            params.nodes = clamp_go_number("nodes", level["nodes"])
         if "move-time" in level:
-            params.movetime = max(1, int(level["move-time"] * 1000))
+            params.movetime = clamp_go_number("movetime", max(1.0, level["move-time"] * 1000))
         if "time" in level:
             inc = level.get("inc", 0.0)
-            clock = int((level["time"] + inc) * 1000)
+            clock = clamp_go_number("btime", (level["time"] + inc) * 1000)
+            inc_ms = clamp_go_number("binc", inc * 1000)
             if self.engine.game.position.turn == 0:
-                params.btime, params.binc = clock, int(inc * 1000)
+                params.btime, params.binc = clock, inc_ms
             else:
-                params.wtime, params.winc = clock, int(inc * 1000)
+                params.wtime, params.winc = clock, inc_ms
             if level.get("moves"):
-                params.movestogo = level["moves"]
+                params.movestogo = clamp_go_number("movestogo", level["moves"])
         timed = any(getattr(params, k) is not None for k in ("depth", "nodes", "movetime", "btime", "wtime"))
         if not timed and not params.infinite:
             if mode == "analyze":
@@ -477,8 +494,8 @@ class HubSession:
             self._discarded.add(sid)
         self._stopped.add(sid)
         self.engine.stop()
-        self.engine.ensure_ready()           # a search still waiting for the kernels ends only after them
-        if not self.engine.wait(10.0):
+        # a search still waiting for the kernels answers with a fallback move at once
+        if not self.engine.wait_stopped() or not self.engine.wait(STOP_WAIT_S):
             raise HubError("the previous search did not stop")
 
     def _cmd_go(self, args: dict, flags: list) -> None:
@@ -569,10 +586,20 @@ def run_hub(lines: Iterable[str], write: Callable[[str], None], engine: Any = No
     return 0
 
 
+_STDOUT_LOCK = threading.Lock()
+HUB_HELP = """\
+usage: uci-checkers hub [--orientation auto|normal|pydraughts]
+
+Speaks the Hub protocol (version 2, Scan's) on stdin/stdout, for Hub GUIs and pydraughts.
+  --orientation  how position strings are read: normal (square 1 first), pydraughts
+                 (pydraughts' English board), or auto (the default: whichever reading is legal)"""
+
+
 def _stdout_write(line: str) -> None:
     try:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
+        with _STDOUT_LOCK:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
     except (BrokenPipeError, ValueError, OSError):
         pass
 
@@ -599,7 +626,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     while args:
         a = args.pop(0)
         if a in ("-h", "--help"):
-            print(main.__doc__)
+            print(HUB_HELP)
             return 0
         if a == "--orientation" and args:
             orientation = args.pop(0)
@@ -613,4 +640,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     if orientation not in ORIENTATIONS:
         print(f"uci-checkers hub: orientation must be one of {', '.join(ORIENTATIONS)}", file=sys.stderr)
         return 2
-    return run_hub(_stdin_lines(), _stdout_write, None, orientation)
+    from .engine import stop_warmup_children
+
+    try:
+        return run_hub(_stdin_lines(), _stdout_write, None, orientation)
+    except KeyboardInterrupt:                # Ctrl-C at a terminal: leave quietly
+        return 130
+    finally:
+        stop_warmup_children()

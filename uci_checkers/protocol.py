@@ -26,10 +26,12 @@ import time
 import traceback
 from typing import Any, Callable, Optional
 
-from .engine import Engine, EngineBusyError, GoParams, OptionError
+from .engine import (GO_NUMBER_BOUNDS, Engine, EngineBusyError, GoParams, OptionError, clamp_go_number,
+                     kernels_compiling)
 
 MAX_LINE_BYTES = 64 * 1024          # longer input lines are dropped with an error
 MAX_ERROR_TEXT = 160                # echo at most this much of a bad token
+READY_TIMEOUT_S = 600.0             # isready waits this long at most for the kernels (a cold compile: seconds)
 
 HELP_TEXT = """\
 uci_checkers speaks the protocol described in protocol.md (UCI adapted to English checkers).
@@ -49,6 +51,7 @@ uci_checkers speaks the protocol described in protocol.md (UCI adapted to Englis
 Black (b) is the first mover: btime/binc are Black's clock, wtime/winc White's."""
 
 _INT_KEYS = ("wtime", "btime", "winc", "binc", "movestogo", "depth", "nodes", "mate", "movetime")
+_ASCII_INT = re.compile(r"[+-]?[0-9]+")
 _GO_KEYS = set(_INT_KEYS) | {"searchmoves", "ponder", "infinite", "perft"}
 _SETOPTION = re.compile(r"^\s*\S+\s+name\s+(?P<name>.*?)(?:\s+value(?:\s+(?P<value>.*?))?)?\s*$",
                         re.IGNORECASE | re.DOTALL)
@@ -62,6 +65,16 @@ def _clip(text: str, limit: int = MAX_ERROR_TEXT) -> str:
 
 class ProtocolError(ValueError):
     """A command that cannot be executed as written (reported as ``info string error: ...``)."""
+
+
+def _parse_ascii_int(text: str, what: str) -> int:
+    """An integer written in ASCII digits (any length: the caller clamps it); ProtocolError otherwise."""
+    if not _ASCII_INT.fullmatch(text):
+        raise ProtocolError(f"{what} needs a whole number, not {_clip(text, 40)!r}")
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > 30:                 # beyond every bound; int() of 4,300+ digits would raise
+        return -10 ** 30 if text.startswith("-") else 10 ** 30
+    return int(text, 10)
 
 
 def format_info(info: Any) -> str:
@@ -164,9 +177,10 @@ class Protocol:
                 command(tokens, line)
         except ProtocolError as exc:
             self.error(str(exc))
-        except Exception as exc:  # never a traceback on stdout: report and carry on
+        except Exception as exc:  # never a traceback: one line, and carry on
             self.error(f"internal: {name}: {type(exc).__name__}: {exc}")
-            traceback.print_exc(file=sys.stderr)
+            if self.debug:                   # the details, for a developer who asked for them
+                traceback.print_exc(file=sys.stderr)
         return not self.finished
 
     # --- commands ------------------------------------------------------------------------------
@@ -181,10 +195,25 @@ class Protocol:
 
     def _isready(self, tokens: list[str], line: str) -> None:
         eng = self.engine
+        # after stop: readyok only once the stopped search wrote its bestmove (as in Stockfish)
+        if not eng.wait_stopped(abort=self.abort) and self.abort.is_set():
+            return
+        if not eng.ready:
+            eng.start_warmup()
+            deadline = time.monotonic() + 1.0     # the warm-up thread decides within moments
+            while (not kernels_compiling() and not eng.ready and not self.abort.is_set()
+                   and time.monotonic() < deadline):
+                time.sleep(0.01)
+            if kernels_compiling():
+                self.info_string("compiling the search kernels (the first start after an install or an "
+                                 "upgrade takes several seconds; later starts load them from the cache)")
         # during a search the kernels are ready (or the search is waiting for them too)
         if not eng.ready or not eng.searching:
-            if not eng.ensure_ready(abort=self.abort):
-                return                       # quit arrived while waiting
+            if not eng.ensure_ready(timeout=READY_TIMEOUT_S, abort=self.abort):
+                if self.abort.is_set():
+                    return                   # quit arrived while waiting
+                # answered all the same: a go now plays a fallback move at its deadline
+                self.error(f"the kernels are still not ready after {READY_TIMEOUT_S:.0f} s")
             if eng.warmup_error is not None:
                 self.error(f"internal: warm-up failed: {type(eng.warmup_error).__name__}: {eng.warmup_error}")
         self.write("readyok")
@@ -239,10 +268,19 @@ class Protocol:
 
     def _parse_go(self, tokens: list[str]) -> tuple[GoParams, Optional[int]]:
         params = GoParams()
-        perft: Optional[int] = None
+        lowered = [t.lower() for t in tokens]
+        if "perft" in lowered:
+            if len(tokens) == 2 and lowered[1] == "perft":
+                raise ProtocolError("go: perft needs a number")
+            if len(tokens) != 3 or lowered[1] != "perft":
+                raise ProtocolError("go perft takes only a depth: go perft <n>")
+            depth = _parse_ascii_int(tokens[2], "go perft: depth")
+            if not 0 <= depth <= 40:
+                raise ProtocolError(f"go perft: depth must be 0..40, not {_clip(tokens[2], 40)}")
+            return params, depth
         i = 1
         while i < len(tokens):
-            key = tokens[i].lower()
+            key = lowered[i]
             if key not in _GO_KEYS:
                 raise ProtocolError(f"go: unknown parameter {_clip(tokens[i], 60)!r}")
             if key in ("ponder", "infinite"):
@@ -251,7 +289,7 @@ class Protocol:
                 continue
             if key == "searchmoves":
                 j = i + 1
-                while j < len(tokens) and tokens[j].lower() not in _GO_KEYS:
+                while j < len(tokens) and lowered[j] not in _GO_KEYS:
                     j += 1
                 if j == i + 1:
                     raise ProtocolError("go: searchmoves needs at least one move")
@@ -260,37 +298,25 @@ class Protocol:
                 continue
             if i + 1 >= len(tokens):
                 raise ProtocolError(f"go: {key} needs a number")
-            text = tokens[i + 1]
-            try:
-                value = int(text, 10)
-            except ValueError:
-                raise ProtocolError(f"go: {key} needs a whole number, not {_clip(text, 40)!r}") from None
+            value = _parse_ascii_int(tokens[i + 1], f"go: {key}")
+            low = GO_NUMBER_BOUNDS[key][0]
             if key in ("wtime", "btime"):
-                value = max(0, value)        # a flagged clock may show negative time
-            elif key in ("winc", "binc", "movetime"):
-                if value < 0:
-                    raise ProtocolError(f"go: {key} must be >= 0, not {value}")
-            elif key == "perft":
-                if not 0 <= value <= 40:
-                    raise ProtocolError(f"go perft: depth must be 0..40, not {value}")
-            elif value < 1:
-                raise ProtocolError(f"go: {key} must be >= 1, not {value}")
-            if value > 10 ** 15:
-                raise ProtocolError(f"go: {key} {value} is too large")
-            if key == "perft":
-                perft = value
-            else:
-                setattr(params, key, value)
+                pass                         # a flagged clock may show negative time: counts as 0
+            elif value < low:
+                raise ProtocolError(f"go: {key} must be >= {low}, not {value}")
+            setattr(params, key, clamp_go_number(key, value))   # huge values: the documented maximum
             i += 2
-        if perft is not None and len(tokens) != 3:
-            raise ProtocolError("go perft takes only a depth: go perft <n>")
-        return params, perft
+        return params, None
 
     def _go(self, tokens: list[str], line: str, received: float) -> None:
         from .notation import NotationError
 
         eng = self.engine
         params, perft = self._parse_go(tokens)
+        # after stop, the stopped search reports its bestmove first (as in Stockfish)
+        if not eng.wait_stopped(abort=self.abort):
+            if self.abort.is_set():
+                return
         if eng.searching:
             raise ProtocolError("go: a search is already running (send stop first); this go is ignored")
         if perft is not None:
@@ -334,7 +360,8 @@ class Protocol:
         if self.debug:
             job_tm = getattr(getattr(eng, "_job", None), "tm", None)
             if job_tm is not None and job_tm.limited:
-                self.info_string(f"time optimum {job_tm.optimum_ms:.0f} ms maximum {job_tm.maximum_ms:.0f} ms")
+                self.info_string(f"time optimum {job_tm.optimum_ms:.0f} ms maximum {job_tm.maximum_ms:.0f} ms "
+                                 f"(lag kept back {job_tm.lag_ms:.0f} ms)")
 
     def _perft(self, depth: int) -> None:
         started = time.monotonic()
@@ -415,10 +442,9 @@ class Protocol:
             raise ProtocolError("bench takes at most a depth: bench [depth]")
         depth: Optional[int] = None
         if len(tokens) == 2:
-            try:
-                depth = int(tokens[1], 10)
-            except ValueError:
-                raise ProtocolError(f"bench: depth must be a whole number, not {_clip(tokens[1], 40)!r}") from None
+            if not _ASCII_INT.fullmatch(tokens[1]):
+                raise ProtocolError(f"bench: depth must be a whole number, not {_clip(tokens[1], 40)!r}")
+            depth = _parse_ascii_int(tokens[1], "bench: depth")
             if not 1 <= depth <= 64:
                 raise ProtocolError(f"bench: depth must be 1..64, not {depth}")
         if importlib.util.find_spec(f"{__package__}.bench") is None:
@@ -619,10 +645,17 @@ def _loop(proto: Protocol, lines: "queue.Queue[tuple[Optional[str], int, float]]
 
 
 def _exit(code: int) -> None:
-    """Flush and leave at once: compile or search threads may still be running (daemon threads)."""
+    """Flush and leave at once: compile or search threads may still be running (daemon threads);
+    a compile child process is killed with its process group."""
+    from .engine import stop_warmup_children
+
+    stop_warmup_children()
     try:
-        with _STDOUT_LOCK:
-            sys.stdout.flush()
+        if _STDOUT_LOCK.acquire(timeout=1.0):   # a writer stuck on a full pipe must not keep us here
+            try:
+                sys.stdout.flush()
+            finally:
+                _STDOUT_LOCK.release()
     except Exception:
         pass
     try:

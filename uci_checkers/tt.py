@@ -21,6 +21,8 @@ Everything is deterministic: no clocks, no randomness.
 """
 from __future__ import annotations
 
+import mmap
+
 import numpy as np
 
 from ._jit import kernel
@@ -36,14 +38,28 @@ BOUND_EXACT = 3
 
 MIN_MB = 1
 MAX_MB = 4096
+HUGE_PAGE_BYTES = 2 * 1024 * 1024
 
 
 def new_table(mb: int) -> np.ndarray:
-    """A zeroed table using at most ``mb`` MiB (at least one bucket)."""
+    """A zeroed table using at most ``mb`` MiB (at least one bucket).
+
+    The memory is mapped lazily by the OS (allocation is instant; :func:`prefault` maps it),
+    in transparent huge pages where the OS offers them: a 2 MiB page costs one fault instead
+    of 512, and the search's random probes miss the TLB less.
+    """
     mb = max(MIN_MB, min(MAX_MB, int(mb)))
     nbuckets = max(1, (mb * 1024 * 1024) // (BUCKET_WORDS * 8))
     nbuckets = min(nbuckets, (1 << 31) - 1)
-    return np.zeros(nbuckets * BUCKET_WORDS, dtype=np.int64)
+    words = nbuckets * BUCKET_WORDS
+    if words * 8 >= HUGE_PAGE_BYTES and hasattr(mmap, "MADV_HUGEPAGE"):
+        try:
+            area = mmap.mmap(-1, words * 8, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            area.madvise(mmap.MADV_HUGEPAGE)
+            return np.frombuffer(area, dtype=np.int64)   # the array keeps the mapping alive
+        except (OSError, ValueError, AttributeError):
+            pass  # no anonymous mappings or no madvise here: ordinary (still lazily mapped) memory
+    return np.zeros(words, dtype=np.int64)
 
 
 @kernel
@@ -113,6 +129,13 @@ def hashfull(tt, gen):
     return used * 1000 // sample
 
 
-def clear(tt: np.ndarray) -> None:
-    """Forget every entry."""
-    tt[:] = 0
+PAGE_WORDS = 4096 // 8
+
+
+def prefault(tt: np.ndarray) -> None:
+    """Touch one word per memory page so the OS maps a new (lazily zeroed) table now.
+
+    Only for a table that was never used (it overwrites a word per page).  A table is
+    never cleared by zeroing it (slow for a large hash): a new one is allocated instead.
+    """
+    tt[::PAGE_WORDS] = 0
