@@ -1,11 +1,24 @@
 """Command line: ``uci-checkers`` with no argument runs the engine on stdin/stdout;
 subcommands run the tools.  Each subcommand lives in its own module, imported
-only when used, as ``main(argv) -> int``."""
+only when used, as ``main(argv) -> int``.
+
+Interrupts: for the tools, SIGTERM is turned into ``KeyboardInterrupt`` as Ctrl-C
+is, before the subcommand does any work; a tool catches it where it can keep its
+finished work, and whatever still escapes ends here as one line and exit 130,
+never a traceback.
+"""
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
-from typing import Optional
+import threading
+from contextlib import contextmanager
+from typing import Iterator, Optional
+
+EXIT_INTERRUPTED = 130
+# The protocol loops handle their own input and signals; the others are tools.
+_PROTOCOL_SUBCOMMANDS = ("engine", "hub")
 
 SUBCOMMANDS = {
     # name: (module, one-line help)
@@ -28,6 +41,30 @@ def parse_option_args(items: list[str]) -> dict[str, str]:
         name, value = item.split("=", 1)
         options[name.strip()] = value.strip()
     return options
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM raises ``KeyboardInterrupt`` in the main thread as Ctrl-C does.
+
+    Does nothing outside the main thread (signal handlers can only be set there).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def raise_interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, raise_interrupt)
+    except (ValueError, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def usage() -> str:
@@ -53,14 +90,23 @@ def main(argv: Optional[list[str]] = None) -> int:
     if name not in SUBCOMMANDS:
         print(f"uci-checkers: unknown subcommand {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
+    if name in _PROTOCOL_SUBCOMMANDS:
+        return int(_load(name).main(args[1:]) or 0)
     try:
-        module = importlib.import_module(SUBCOMMANDS[name][0])
+        with sigterm_as_interrupt():
+            return int(_load(name).main(args[1:]) or 0)
+    except KeyboardInterrupt:
+        print(f"uci-checkers {name}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except ModuleNotFoundError as exc:
-        if exc.name == SUBCOMMANDS[name][0]:
-            print(f"uci-checkers: {name} is not available in this version", file=sys.stderr)
-            return 2
-        raise
-    return int(module.main(args[1:]) or 0)
+        if exc.name != SUBCOMMANDS[name][0]:
+            raise
+        print(f"uci-checkers: {name} is not available in this version", file=sys.stderr)
+        return 2
+
+
+def _load(name: str):
+    return importlib.import_module(SUBCOMMANDS[name][0])
 
 
 if __name__ == "__main__":
