@@ -10,6 +10,7 @@ never a traceback.
 from __future__ import annotations
 
 import importlib
+import os
 import signal
 import sys
 import threading
@@ -41,6 +42,25 @@ def parse_option_args(items: list[str]) -> dict[str, str]:
         name, value = item.split("=", 1)
         options[name.strip()] = value.strip()
     return options
+
+
+def check_output_path(path: str, what: str) -> None:
+    """Raise ValueError (one clear line) unless ``path`` can be written: call it before any work.
+
+    The directory must exist and be writable, and ``path`` must not be a directory or a
+    read-only file.  Nothing is created.
+    """
+    if not path:
+        raise ValueError(f"{what}: empty file name")
+    if os.path.isdir(path):
+        raise ValueError(f"{what} {path!r} is a directory")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ValueError(f"{what} {path!r}: directory {folder!r} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{what} {path!r}: directory {folder!r} is not writable")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise ValueError(f"{what} {path!r} is not writable")
 
 
 @contextmanager

@@ -9,6 +9,15 @@ import math
 from typing import Optional, Sequence
 
 
+def plot_available() -> Optional[str]:
+    """``None`` when a plot can be drawn, else why not (checked before a match starts)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return "matplotlib is not installed (pip install 'uci_checkers[plot]')"
+    return None
+
+
 def write_plot(path: str, title: str, history: Sequence[dict], bounds: Optional[tuple[float, float]]
                ) -> Optional[str]:
     """Write the PNG; return ``None`` on success or a reason why no plot was written.
