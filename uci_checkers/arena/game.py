@@ -35,7 +35,9 @@ The result is from the first player's (Black's) side.  A game from a set-up
 position carries ``[SetUp "1"]`` and ``[FEN "..."]`` (``1...`` starts the move text
 when White moves first).  The opening moves are part of the move text, so the
 record replays from its own start; each engine move has its ``{score/depth time}``
-comment and the reason for an adjudicated end is a last comment.
+comment (the score in men from Black's point of view, ``#n`` for a mate, as
+``uci-checkers analyse`` writes them) and the reason for an adjudicated end is a
+last comment.
 """
 from __future__ import annotations
 
@@ -242,15 +244,14 @@ def _int_or_none(text: Optional[str]) -> Optional[int]:
         return None
 
 
-def _fmt_comment(reply_score: Optional[str], depth: Optional[int], elapsed_ms: float) -> str:
+def _fmt_comment(reply_score: Optional[str], depth: Optional[int], elapsed_ms: float, turn: int) -> str:
+    """``+0.12/9 0.210s``: the engine's score in men from Black's point of view (``#3``/``#-3``
+    for a mate in 3 for Black/White; the convention of ``uci-checkers analyse``), depth, time."""
     parts = []
     if reply_score:
         kind, _, value = reply_score.partition(" ")
-        v = int(value)
-        if kind == "mate":
-            parts.append(f"{'+' if v > 0 else '-'}M{abs(v)}")
-        else:
-            parts.append(f"{v / 100:+.2f}")
+        v = int(value) if turn == 0 else -int(value)     # the protocol's score is the mover's
+        parts.append(f"#{v}" if kind == "mate" else f"{v / 100:+.2f}")
         if depth is not None:
             parts[-1] += f"/{depth}"
     parts.append(f"{elapsed_ms / 1000:.3f}s")
@@ -365,7 +366,7 @@ def play_game(job: GameJob, pool: EnginePool, stop: Optional[threading.Event] = 
         except (InvalidMoveError, NotationError) as exc:
             return lose(turn, ILLEGAL_MOVE, f"malformed move {text!r} ({exc})")
         game.push(move)
-        record.comments.append(_fmt_comment(reply.score, reply.depth, reply.elapsed_ms)
+        record.comments.append(_fmt_comment(reply.score, reply.depth, reply.elapsed_ms, turn)
                                if settings.comments else None)
 
 
