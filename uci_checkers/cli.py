@@ -15,7 +15,7 @@ import signal
 import sys
 import threading
 from contextlib import contextmanager
-from typing import Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 EXIT_INTERRUPTED = 130
 # The protocol loops handle their own input and signals; the others are tools.
@@ -42,6 +42,21 @@ def parse_option_args(items: list[str]) -> dict[str, str]:
         name, value = item.split("=", 1)
         options[name.strip()] = value.strip()
     return options
+
+
+COMPILING_NOTICE = "compiling the search kernels (a first run takes 10-20 s)..."
+
+
+def announce_if_slow(wait: Callable[[], Any], message: str, after: float = 1.0) -> Any:
+    """``wait()``; print ``message`` on stderr if it has not returned after ``after`` seconds
+    (so a cold compile is never a silent pause)."""
+    timer = threading.Timer(after, lambda: print(message, file=sys.stderr, flush=True))
+    timer.daemon = True
+    timer.start()
+    try:
+        return wait()
+    finally:
+        timer.cancel()
 
 
 def check_output_path(path: str, what: str) -> None:

@@ -592,6 +592,15 @@ def _stdin_lines() -> Iterable[str]:
         yield line
 
 
+HUB_USAGE = """usage: uci-checkers hub [--orientation auto|normal|pydraughts]
+
+Run the engine speaking the Hub protocol (Scan, pydraughts) on stdin/stdout.
+
+  --orientation auto        (default) detect pydraughts' rotated positions from the moves
+  --orientation normal      positions as the Hub document writes them
+  --orientation pydraughts  positions rotated and colour-swapped, as pydraughts 0.6 sends them"""
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     """``uci-checkers hub [--orientation auto|normal|pydraughts]``: the Hub protocol on stdin/stdout."""
     args = list(argv or [])
@@ -599,7 +608,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     while args:
         a = args.pop(0)
         if a in ("-h", "--help"):
-            print(main.__doc__)
+            print(HUB_USAGE)
             return 0
         if a == "--orientation" and args:
             orientation = args.pop(0)
