@@ -530,7 +530,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         try:
             return _main(argv)
         except KeyboardInterrupt:
-            print("uci-checkers analyse: interrupted before the analysis started; nothing written",
+            print("uci-checkers analyse: interrupted (any --out file is whole: written atomically or not at all)",
                   file=sys.stderr)
             return 130
 

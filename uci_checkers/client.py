@@ -397,7 +397,8 @@ class Engine:
         if self._eof:
             raise self._terminated(doing)
         try:
-            line = self._lines.get(timeout=self.timeout if timeout is None else max(0.0, timeout))
+            wait = self.timeout if timeout is None else max(0.0, timeout)
+            line = self._lines.get(timeout=min(wait, threading.TIMEOUT_MAX))   # a huge budget is "no limit"
         except queue.Empty:
             raise EngineTimeoutError(f"no answer from the engine in time while {doing}") from None
         if line is None:

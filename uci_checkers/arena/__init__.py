@@ -271,7 +271,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         try:
             return _main(argv)
         except KeyboardInterrupt:
-            print("\narena: interrupted before the games started; nothing was changed", file=sys.stderr)
+            print("\narena: interrupted; the games finished so far are in the PDN (continue with --resume)",
+                  file=sys.stderr)
             return 130
 
 

@@ -88,8 +88,11 @@ class LocalBackend:
                 if kind == "exit":
                     running -= 1
                 elif kind == "error":
+                    # A bug or an engine that cannot be configured: no game can be trusted
+                    # to finish, so the others are abandoned too (they are not written).
                     error = error or item  # type: ignore[assignment]
                     no_more.set()
+                    abort.set()
                 elif kind == "game":
                     if not on_result(item):  # type: ignore[arg-type]
                         no_more.set()

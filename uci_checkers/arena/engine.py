@@ -287,7 +287,7 @@ class EngineProcess:
         if remaining <= 0:
             raise EngineTimeout(f"no {waiting_for} within the time allowed")
         try:
-            item = self.lines.get(timeout=remaining)
+            item = self.lines.get(timeout=min(remaining, threading.TIMEOUT_MAX))
         except queue.Empty:
             raise EngineTimeout(f"no {waiting_for} within the time allowed") from None
         if item is _EOF:
