@@ -3,10 +3,12 @@ refused options, interrupts, unreadable input, huge numbers, bad paths, Ray miss
 from __future__ import annotations
 
 import os
+import queue
 import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -100,14 +102,29 @@ def test_interrupt_writes_finished_games_and_keeps_the_rest(tmp_path, signame):
     proc = subprocess.Popen([sys.executable, "-m", "uci_checkers", "analyse", str(src), "--depth", "1",
                              "--engine", slow, "--out", str(out)], cwd=REPO, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    lines: "queue.Queue[str]" = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr], daemon=True).start()
+    seen: list[str] = []
     try:
-        time.sleep(4.0)                    # game one (3 positions, 1.2 s) is done; game three is not
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:     # progress "3/13 positions": game one is done
+            try:
+                seen.append(lines.get(timeout=1.0))
+            except queue.Empty:
+                continue
+            if "analyse: 3/13 positions" in seen[-1]:
+                break
         proc.send_signal(getattr(signal, signame))
-        stdout, stderr = proc.communicate(timeout=20)
+        proc.wait(timeout=20)
+        stdout = proc.stdout.read()          # stderr is the reader thread's alone
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.communicate()
+            proc.wait()
+    time.sleep(0.2)
+    while not lines.empty():
+        seen.append(lines.get())
+    stderr = "".join(seen)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr and "restarting" not in stderr
     games = read_pdn_file(out).games
