@@ -61,3 +61,24 @@ def test_hub_help_is_plain_text():
     assert proc.returncode == 0
     assert proc.stdout.startswith("usage: uci-checkers hub")
     assert "``" not in proc.stdout and ":func:" not in proc.stdout
+
+
+def test_an_interrupt_lost_in_a_ctypes_callback_is_still_seen(capsys):
+    """numba's compiler calls back into Python through ctypes, which swallows exceptions: the
+    KeyboardInterrupt raised there is lost, so the signal is also recorded for the wait loops."""
+    import ctypes
+    import signal
+
+    def callback():
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):                  # the handler runs here, inside the callback
+            pass
+
+    hook = ctypes.CFUNCTYPE(None)(callback)
+    with cli.handle_interrupts():
+        hook()                                 # the KeyboardInterrupt is swallowed by ctypes...
+        assert cli.interrupted()               # ...but recorded
+        with pytest.raises(KeyboardInterrupt):
+            cli.raise_if_interrupted()
+    assert not cli.interrupted()
+    assert "Traceback" not in capsys.readouterr().err

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence
 
-from .cli import check_output_path, parse_option_args
+from .cli import check_output_path, parse_option_args, raise_if_interrupted
 from .client import Engine, EngineError, EngineTerminatedError, EngineTimeoutError, Limit, Score
 from .pdn import PdnGame, read_pdn_file, write_pdn_file
 from .position import Game, Move, Position
@@ -305,6 +305,7 @@ def analyse_games(games: Sequence[PdnGame], settings: AnalysisSettings, jobs: in
         for t in threads:
             while t.is_alive():
                 t.join(0.2)                   # short joins: Ctrl-C is taken at once
+                raise_if_interrupted()
     except KeyboardInterrupt:
         halt.set()
         with lock:
@@ -373,6 +374,7 @@ def analyse_games_ray(games: Sequence[PdnGame], settings: AnalysisSettings, addr
     try:
         while pending:
             ready, pending = ray.wait(pending, num_returns=1, timeout=1.0)
+            raise_if_interrupted()
             for ref in ready:
                 i = refs[ref]
                 out[i] = ray.get(ref)
@@ -524,9 +526,9 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from .cli import sigterm_as_interrupt
+    from .cli import handle_interrupts
 
-    with sigterm_as_interrupt():              # SIGTERM ends the run as Ctrl-C does, from the start
+    with handle_interrupts():              # SIGTERM ends the run as Ctrl-C does, from the start
         try:
             return _main(argv)
         except KeyboardInterrupt:
@@ -554,6 +556,7 @@ def _main(argv: Optional[list[str]]) -> int:
         doc = read_pdn_file(args.pdn)
     except OSError as exc:
         return _fail(f"cannot read {args.pdn}: {exc}")
+    raise_if_interrupted()                    # one that came while the reader compiled its kernels
     for err in doc.errors:
         print(f"uci-checkers analyse: skipping {err}", file=sys.stderr)
     if args.out is not None and doc.errors and _same_file(args.out, args.pdn):

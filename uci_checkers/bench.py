@@ -132,7 +132,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         parser.error("depth must be between 1 and 64")
     if not 1 <= args.hash <= MAX_HASH_MB:
         parser.error(f"--hash must be between 1 and {MAX_HASH_MB}")
-    from .cli import COMPILING_NOTICE
+    from .cli import COMPILING_NOTICE, raise_if_interrupted
 
     done_positions = [0]
 
@@ -163,6 +163,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         while worker.is_alive():
             worker.join(0.1)                  # short joins: Ctrl-C is taken at once
+            raise_if_interrupted()
     except KeyboardInterrupt:
         interrupted = True
         stop[0] = 1

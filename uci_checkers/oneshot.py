@@ -26,7 +26,7 @@ import sys
 import threading
 from typing import Any, Optional
 
-from .cli import COMPILING_NOTICE, announce_if_slow, parse_option_args
+from .cli import COMPILING_NOTICE, announce_if_slow, interrupt_event, parse_option_args, raise_if_interrupted
 
 __all__ = ["main", "search_position"]
 
@@ -57,7 +57,9 @@ def search_position(fen: Optional[str] = None, moves: Optional[list[str]] = None
         engine.set_position(start, list(moves or []))
         if movetime is None and depth is None:
             movetime = 1000
-        announce_if_slow(engine.ensure_ready, f"uci-checkers go: {COMPILING_NOTICE}")
+        if not announce_if_slow(lambda: engine.ensure_ready(abort=interrupt_event()),
+                                f"uci-checkers go: {COMPILING_NOTICE}"):
+            raise KeyboardInterrupt           # the wait was cut short by an interrupt
         infos: dict[int, Any] = {}
         done = threading.Event()
         box: list[Any] = []
@@ -86,6 +88,7 @@ def _wait(event: threading.Event, timeout: Optional[float]) -> bool:
 
     deadline = None if timeout is None else time.monotonic() + timeout
     while not event.wait(0.1):
+        raise_if_interrupted()
         if deadline is not None and time.monotonic() >= deadline:
             return False
     return True

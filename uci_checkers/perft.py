@@ -13,7 +13,8 @@ prints the leaf count, the wall time, leaves per second and the CPU time of the
 counting thread; ``--repeat K`` runs K times and adds the medians; ``--divide``
 prints one ``<move>: <count>`` line per legal move (full landing path), a blank
 line, then the totals.  The count runs root move by root move in a worker thread:
-after two seconds each finished root move is reported on stderr, and Ctrl-C (or
+after two seconds each finished root move is reported on stderr (and every ten
+seconds that the count goes on), and Ctrl-C (or
 SIGTERM) stops it with exit status 130.  ``--depth`` is at most 20.
 
 >>> perft(Position.start(), 4)
@@ -35,6 +36,7 @@ from . import movegen as mg
 from ._jit import borrow, ctz, kernel
 from .movegen import (_BCROWN, _SQ, _WCROWN, CAPTURE_MASK, MAX_MOVES, PROMOTION_FLAG, _count_side, _gen_chains,
                       _jumpers, count_moves, gen_captures, step_movers, step_origin, step_targets)
+from .cli import raise_if_interrupted
 from .notation import NotationError
 from .position import Move, Position
 
@@ -258,6 +260,7 @@ def _line(label: str, leaves: int, seconds: float, cpu: float) -> str:
 
 MAX_CLI_DEPTH = 20        # perft 20 from the start is ~10^14 leaves: days; deeper is never what was meant
 PROGRESS_AFTER_S = 2.0     # a count that has run this long reports each finished root move on stderr
+HEARTBEAT_S = 10.0         # ... and says it is still counting at least this often
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -308,11 +311,13 @@ class _Counter:
         t0 = time.perf_counter()
         threading.Thread(target=self._work, name="perft", daemon=True).start()
         total = len(self.position.legal_moves()) if self.depth > 0 else 1
-        shown = 0
+        shown, last = 0, 0.0
         while not self.done.wait(0.2):
+            raise_if_interrupted()
             elapsed = time.perf_counter() - t0
-            if elapsed >= PROGRESS_AFTER_S and len(self.rows) > shown:
-                shown = len(self.rows)
+            # A line for each finished root move, and a heartbeat while a long one runs.
+            if elapsed >= PROGRESS_AFTER_S and (len(self.rows) > shown or elapsed - last >= HEARTBEAT_S):
+                shown, last = len(self.rows), elapsed
                 print(f"perft {self.depth}: {shown}/{total} root moves, {self.leaves} leaves so far, "
                       f"{elapsed:.0f} s", file=self.err, flush=True)
         if self.error is not None:

@@ -263,11 +263,11 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of ``uci-checkers match``; returns the exit status."""
-    from ..cli import sigterm_as_interrupt
+    from ..cli import handle_interrupts
 
     # The handlers come first: an interrupt while the resume file is read and rewritten,
     # or while engines start, must end as cleanly as one during the games.
-    with sigterm_as_interrupt():
+    with handle_interrupts():
         try:
             return _main(argv)
         except KeyboardInterrupt:
