@@ -235,7 +235,8 @@ _BARE_TAG = re.compile(r'\[[ \t]*([A-Za-z0-9_]+)[ \t]+([^\]"\n]*?)[ \t]*\]')
 # Real files put unescaped quotes inside values: take everything up to the line's last quote.
 _LOOSE_TAG = re.compile(r'\[[ \t]*([A-Za-z0-9_]+)[ \t]*"(.*)"[ \t]*\][ \t]*(?=\r?\n|$)')
 _TAG_LINE_START = re.compile(r'\n[ \t]*\[[ \t]*[A-Za-z0-9_]+[ \t]+"')
-_WORD_STOP = set(" \t\r\n{}()[];$")
+_WORD_END = re.compile(r"[ \t\r\n{}()\[\];$]")     # a word runs up to one of these
+_DIGITS = re.compile(r"[0-9]*")
 # ASCII digits only (``\d`` would take Arabic-Indic or fullwidth digits too).
 _NUMBER = re.compile(r"^([0-9]+)(\.+)(.*)$", re.DOTALL)
 _MOVE = re.compile(r"^([0-9]+(?:[-xX:×][0-9]+)+)([!?]*)$")
@@ -317,9 +318,7 @@ def _tokenize(text: str) -> Iterator[_Token]:
             yield _Token("error", "'}' without a comment to close", i)
             i += 1
         elif c == "$":
-            j = i + 1
-            while j < n and "0" <= text[j] <= "9":
-                j += 1
+            j = _DIGITS.match(text, i + 1).end()
             if j == i + 1:
                 yield _Token("error", "'$' without a NAG number", i)
             elif j - i - 1 > MAX_MOVE_NUMBER_DIGITS:
@@ -331,16 +330,15 @@ def _tokenize(text: str) -> Iterator[_Token]:
             yield _Token("result", "*", i)
             i += 1
         else:
-            j = i + 1
-            while j < n and text[j] not in _WORD_STOP:
-                j += 1
+            m = _WORD_END.search(text, i + 1)
+            j = m.start() if m else n
             yield from _classify_word(text[i:j], i)
             i = j
 
 
 def _classify_word(word: str, pos: int) -> Iterator[_Token]:
     while word:
-        result = normalize_result(word)
+        result = normalize_result(word) if len(word) <= 8 else None
         if result is not None:
             yield _Token("result", word, pos)
             return
