@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from uci_checkers import cli
+from uci_checkers import cli, interrupts
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,10 +75,10 @@ def test_an_interrupt_lost_in_a_ctypes_callback_is_still_seen(capsys):
             pass
 
     hook = ctypes.CFUNCTYPE(None)(callback)
-    with cli.handle_interrupts():
+    with interrupts.handle_interrupts():
         hook()                                 # the KeyboardInterrupt is swallowed by ctypes...
-        assert cli.interrupted()               # ...but recorded
+        assert interrupts.interrupted()        # ...but recorded
         with pytest.raises(KeyboardInterrupt):
-            cli.raise_if_interrupted()
-    assert not cli.interrupted()
+            interrupts.raise_if_interrupted()
+    assert not interrupts.interrupted()
     assert "Traceback" not in capsys.readouterr().err

@@ -54,7 +54,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence
 
-from .cli import check_output_path, parse_option_args, raise_if_interrupted
+from .cli import check_output_path, parse_option_args
+from .interrupts import raise_if_interrupted
 from .client import Engine, EngineError, EngineTerminatedError, EngineTimeoutError, Limit, Score
 from .pdn import PdnGame, read_pdn_file, write_pdn_file
 from .position import Game, Move, Position
@@ -526,7 +527,7 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from .cli import handle_interrupts
+    from .interrupts import handle_interrupts
 
     with handle_interrupts():              # SIGTERM ends the run as Ctrl-C does, from the start
         try:

@@ -132,7 +132,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         parser.error("depth must be between 1 and 64")
     if not 1 <= args.hash <= MAX_HASH_MB:
         parser.error(f"--hash must be between 1 and {MAX_HASH_MB}")
-    from .cli import COMPILING_NOTICE, raise_if_interrupted
+    from .cli import COMPILING_NOTICE
+    from .interrupts import raise_if_interrupted
 
     done_positions = [0]
 

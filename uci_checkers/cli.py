@@ -3,23 +3,19 @@ subcommands run the tools.  Each subcommand lives in its own module, imported
 only when used, as ``main(argv) -> int``.
 
 Interrupts: for the tools, SIGTERM is turned into ``KeyboardInterrupt`` as Ctrl-C
-is, before the subcommand does any work (:func:`handle_interrupts`, which also
-records the signal for wait loops, since an exception raised inside a ctypes
-callback is lost); a tool catches it where it can keep its
-finished work, and whatever still escapes ends here as one line and exit 130,
-never a traceback.
+is, before the subcommand does any work (:func:`uci_checkers.interrupts.handle_interrupts`);
+a tool catches it where it can keep its finished work, and whatever still escapes
+ends here as one line and exit 130, never a traceback.
 """
 from __future__ import annotations
 
 import importlib
 import os
-import signal
 import sys
 import threading
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Optional
 
-EXIT_INTERRUPTED = 130
+from .interrupts import EXIT_INTERRUPTED, exit_now, handle_interrupts
 # The protocol loops handle their own input and signals; the others are tools.
 _PROTOCOL_SUBCOMMANDS = ("engine", "hub")
 
@@ -80,73 +76,6 @@ def check_output_path(path: str, what: str) -> None:
         raise ValueError(f"{what} {path!r} is not writable")
 
 
-_INTERRUPTED = threading.Event()
-_DEPTH = [0]
-
-
-def interrupted() -> bool:
-    """Whether Ctrl-C or SIGTERM came while :func:`handle_interrupts` was active."""
-    return _INTERRUPTED.is_set()
-
-
-def interrupt_event() -> threading.Event:
-    """The event set by an interrupt (for code that waits on an ``abort`` event)."""
-    return _INTERRUPTED
-
-
-def raise_if_interrupted() -> None:
-    """Raise ``KeyboardInterrupt`` if an interrupt came (for wait loops: see :func:`handle_interrupts`)."""
-    if _INTERRUPTED.is_set():
-        raise KeyboardInterrupt
-
-
-@contextmanager
-def handle_interrupts() -> Iterator[None]:
-    """Within the block, SIGINT (Ctrl-C) and SIGTERM raise ``KeyboardInterrupt`` in the main thread.
-
-    Each signal is also recorded (:func:`interrupted`): a ``KeyboardInterrupt`` raised while
-    the main thread runs inside a ctypes callback (numba's compiler does that) is swallowed,
-    so the tools' wait loops call :func:`raise_if_interrupted` as well.  A second signal after
-    one that was lost ends the process at once with status 130.
-    Does nothing outside the main thread (signal handlers can only be set there).
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def raise_interrupt(signum: int, frame: object) -> None:
-        if _INTERRUPTED.is_set():
-            print("interrupted again: exiting at once", file=sys.stderr)
-            _exit_now(EXIT_INTERRUPTED)
-        _INTERRUPTED.set()
-        raise KeyboardInterrupt
-
-    try:
-        previous = {sig: signal.signal(sig, raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
-    except (ValueError, OSError):
-        yield
-        return
-    previous_hook = sys.unraisablehook
-
-    def quiet_lost_interrupt(info: Any) -> None:
-        # The interrupt raised inside a ctypes callback: recorded above, not a traceback to show.
-        if info.exc_type is not None and issubclass(info.exc_type, KeyboardInterrupt):
-            return
-        previous_hook(info)
-
-    sys.unraisablehook = quiet_lost_interrupt
-    _DEPTH[0] += 1
-    try:
-        yield
-    finally:
-        _DEPTH[0] -= 1
-        sys.unraisablehook = previous_hook
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        if _DEPTH[0] == 0:                    # nested blocks (cli -> a tool) share one record
-            _INTERRUPTED.clear()
-
-
 def usage() -> str:
     lines = ["usage: uci-checkers [SUBCOMMAND] [ARGS...]", "",
              "With no subcommand the engine reads protocol commands on stdin (see protocol.md).", "",
@@ -184,23 +113,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"uci-checkers: {name} is not available in this version", file=sys.stderr)
         return 2
     if code == EXIT_INTERRUPTED and argv is None:
-        _exit_now(code)
+        exit_now(code)                 # the program's own entry: see exit_now
     return code
-
-
-def _exit_now(code: int) -> None:
-    """End the process at once after an interrupt (the program's own entry point only).
-
-    The tool has kept its finished work (files are written atomically and fsynced) and
-    stopped its engines; a background thread still compiling kernels (numba inside LLVM)
-    would otherwise hold the interpreter's shutdown for many seconds.
-    """
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(code)
 
 
 def _load(name: str):

@@ -26,7 +26,8 @@ import sys
 import threading
 from typing import Any, Optional
 
-from .cli import COMPILING_NOTICE, announce_if_slow, interrupt_event, parse_option_args, raise_if_interrupted
+from .cli import COMPILING_NOTICE, announce_if_slow, parse_option_args
+from .interrupts import interrupt_event, raise_if_interrupted
 
 __all__ = ["main", "search_position"]
 

@@ -263,7 +263,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of ``uci-checkers match``; returns the exit status."""
-    from ..cli import handle_interrupts
+    from ..interrupts import handle_interrupts
 
     # The handlers come first: an interrupt while the resume file is read and rewritten,
     # or while engines start, must end as cleanly as one during the games.

@@ -26,7 +26,7 @@ import threading
 from pathlib import Path
 from typing import Callable, Optional
 
-from ..cli import raise_if_interrupted
+from ..interrupts import raise_if_interrupted
 from .game import EnginePool, GameJob, GameRecord, Settings, play_game
 
 OnResult = Callable[[GameRecord], bool]
