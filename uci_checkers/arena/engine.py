@@ -1,9 +1,11 @@
 """Driving one engine process over the protocol (protocol.md): start, handshake, search, stop.
 
 ``EngineProcess`` owns a subprocess with pipes; a daemon reader thread turns its
-stdout into a queue of lines so that every wait has a deadline and a hung engine
-can never block the arena.  The deadline is checked before every line, so an
-engine that floods ``info`` lines without ever answering still times out.  The
+stdout into a queue of lines, each stamped with its arrival time, so that every
+wait has a deadline and a hung engine can never block the arena.  A line counts
+when it arrived before the deadline (however late the arena reads it), and the
+first line stamped after the deadline ends the wait, so an engine that floods
+``info`` lines without ever answering still times out.  The
 process is started in its own process group (session) and is killed as a group:
 an engine started through a shell script without ``exec`` leaves no orphan, and
 the arena never blocks on a pipe (only the reader thread reads or closes stdout).
@@ -203,6 +205,7 @@ class EngineProcess:
         self.declared_options: dict[str, str] = {}   # lower-case name -> name as declared
         self.option_defaults: dict[str, str] = {}    # lower-case name -> declared default
         self.last_line_at = 0.0                      # monotonic time the reader received the last line
+        self._late: Optional[tuple[float, str]] = None   # a line read after its wait's deadline
         self._reader: Optional[threading.Thread] = None
 
     # --- process ------------------------------------------------------------
@@ -222,6 +225,7 @@ class EngineProcess:
         except OSError as exc:
             raise EngineStartError(f"cannot start {cmd[0]!r}: {exc}") from exc
         self.lines = queue.Queue()
+        self._late = None
         self._reader = threading.Thread(target=self._read, args=(self.proc, self.lines),
                                         name=f"reader-{self.config.name}", daemon=True)
         self._reader.start()
@@ -281,15 +285,21 @@ class EngineProcess:
             raise EngineCrashed(f"{self._exit_text()} (write failed: {exc})") from exc
 
     def _next_line(self, deadline: float, waiting_for: str) -> str:
-        # The deadline is checked before each line: lines that keep coming (an info flood)
-        # must not extend the wait.
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise EngineTimeout(f"no {waiting_for} within the time allowed")
-        try:
-            item = self.lines.get(timeout=min(remaining, threading.TIMEOUT_MAX))
-        except queue.Empty:
-            raise EngineTimeout(f"no {waiting_for} within the time allowed") from None
+        """The next line, if the engine wrote it before ``deadline``.
+
+        Lines are judged by their arrival stamp, not by when this thread gets to them: a
+        line that came in time counts even on a busy machine, and a line that came after
+        the deadline ends the wait (it is kept for the next read), so lines that keep
+        coming (an info flood) cannot stretch it.
+        """
+        if self._late is not None:
+            item, self._late = self._late, None
+        else:
+            remaining = max(0.0, deadline - time.monotonic())
+            try:
+                item = self.lines.get(timeout=min(remaining, threading.TIMEOUT_MAX))
+            except queue.Empty:
+                raise EngineTimeout(f"no {waiting_for} within the time allowed") from None
         if item is _EOF:
             self.lines.put(_EOF)      # keep reporting EOF to later waits
             if self.proc is not None:
@@ -299,10 +309,13 @@ class EngineProcess:
                     pass
             raise EngineCrashed(self._exit_text() + f" while waiting for {waiting_for}")
         assert isinstance(item, tuple)
-        self.last_line_at, item = item
+        if item[0] > deadline:
+            self._late = item
+            raise EngineTimeout(f"no {waiting_for} within the time allowed")
+        self.last_line_at, line = item
         if self.log:
-            self.log(f"{self.config.name} > {item}")
-        return item
+            self.log(f"{self.config.name} > {line}")
+        return line
 
     def _exit_text(self) -> str:
         if self.proc is None:
@@ -376,6 +389,7 @@ class EngineProcess:
 
     def _drain(self) -> None:
         """Drop lines already received (stale output); keep an end-of-file mark."""
+        self._late = None
         while True:
             try:
                 item = self.lines.get_nowait()
