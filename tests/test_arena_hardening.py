@@ -275,3 +275,18 @@ def test_match_warns_when_move_overhead_eats_the_movetime(tmp_path, capsys):
     assert code == 0
     err = capsys.readouterr().err
     assert "Move Overhead 50 ms eats the whole movetime of 50 ms" in err
+
+
+def test_a_line_is_judged_by_when_it_arrived():
+    eng = EngineProcess(EngineConfig("m", [sys.executable, MOVER]), quick())
+    eng.start()
+    try:
+        now = time.monotonic()
+        eng.lines.put((now - 0.5, "in time"))     # arrived before the deadline, read late (a busy machine)
+        eng.lines.put((now, "too late"))
+        assert eng._next_line(now - 0.3, "testing") == "in time"
+        with pytest.raises(EngineTimeout):
+            eng._next_line(now - 0.3, "testing")
+        assert eng._next_line(now + 5, "testing") == "too late"
+    finally:
+        eng.close()

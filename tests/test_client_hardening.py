@@ -70,3 +70,17 @@ def test_next_command_stops_an_unfinished_analysis(tmp_path, monkeypatch):
     commands = [line.split()[0] for line in log.read_text().splitlines() if line.split()]
     assert commands.count("stop") == 2
 
+
+
+def test_a_line_is_judged_by_when_it_arrived():
+    engine = Engine.popen([sys.executable, str(ENGINES / "analyser.py")], timeout=5)
+    try:
+        now = time.monotonic()
+        engine._lines.put((now - 0.5, "in time"))            # arrived before the deadline, read late
+        engine._lines.put((now, "too late"))                  # arrived after it
+        assert engine._line_before(now - 0.3, "testing") == "in time"
+        with pytest.raises(EngineTimeoutError):
+            engine._line_before(now - 0.3, "testing")
+        assert engine._line_before(now + 5, "testing") == "too late"   # kept for the next wait
+    finally:
+        engine.quit()

@@ -65,6 +65,7 @@ READY_TIMEOUT = 180.0         # isready may wait for a cold numba compile
 SEARCH_GRACE = 15.0           # extra seconds allowed beyond a search's own time budget
 UNBOUNDED_SEARCH_TIMEOUT = 600.0
 STOP_GRACE = 10.0             # after `stop`, seconds allowed for the bestmove
+LATE_READ_GRACE = 1.0         # how late a line that arrived in time may still be read
 
 
 class EngineError(RuntimeError):
@@ -295,7 +296,8 @@ class Engine:
         self.timeout = timeout
         self.id: dict[str, str] = {}
         self.options: dict[str, Option] = {}
-        self._lines: "queue.Queue[Optional[str]]" = queue.Queue()
+        self._lines: "queue.Queue[Optional[tuple[float, str]]]" = queue.Queue()
+        self._late: Optional[tuple[float, str]] = None   # a line that came after its wait's deadline
         self._stderr: deque[str] = deque(maxlen=30)
         self._closed = False
         self._eof = False
@@ -356,7 +358,8 @@ class Engine:
         stream = self.process.stdout
         try:
             for line in stream:
-                self._lines.put(line.rstrip("\r\n"))
+                # Stamped on arrival: a deadline judges when the engine wrote, not when we read.
+                self._lines.put((time.monotonic(), line.rstrip("\r\n")))
         except (OSError, ValueError):
             pass
         self._lines.put(None)
@@ -394,25 +397,35 @@ class Engine:
 
     def read_line(self, timeout: Optional[float] = None, doing: str = "waiting for the engine") -> str:
         """The next line from the engine; raises on timeout or end of output."""
-        if self._eof:
-            raise self._terminated(doing)
-        try:
-            wait = self.timeout if timeout is None else max(0.0, timeout)
-            line = self._lines.get(timeout=min(wait, threading.TIMEOUT_MAX))   # a huge budget is "no limit"
-        except queue.Empty:
-            raise EngineTimeoutError(f"no answer from the engine in time while {doing}") from None
-        if line is None:
-            raise self._terminated(doing)
-        self.log.append("< " + line)
-        return line
+        wait = self.timeout if timeout is None else max(0.0, timeout)
+        return self._line_before(time.monotonic() + min(wait, threading.TIMEOUT_MAX), doing)
 
     def _line_before(self, deadline: float, doing: str) -> str:
-        """The next line if it comes before ``deadline``; checked before every line, so lines
-        that keep coming (an info flood) cannot stretch the wait."""
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
+        """The next line if the engine wrote it before ``deadline``.
+
+        Lines are judged by their arrival stamp: one that came in time counts even when it is
+        read a little late (up to ``LATE_READ_GRACE`` s: a busy machine), and the first one
+        that came after the deadline ends the wait (it is kept for the next read), so lines
+        that keep coming (an info flood, even a backlog of them) cannot stretch it.
+        """
+        if self._eof:
+            raise self._terminated(doing)
+        if self._late is not None:
+            item, self._late = self._late, None
+        else:
+            remaining = max(0.0, deadline - time.monotonic())
+            try:
+                item = self._lines.get(timeout=min(remaining, threading.TIMEOUT_MAX))
+            except queue.Empty:
+                raise EngineTimeoutError(f"no answer from the engine in time while {doing}") from None
+        if item is None:
+            raise self._terminated(doing)
+        if item[0] > deadline or time.monotonic() > deadline + LATE_READ_GRACE:
+            self._late = item
             raise EngineTimeoutError(f"no answer from the engine in time while {doing}")
-        return self.read_line(remaining, doing)
+        line = item[1]
+        self.log.append("< " + line)
+        return line
 
     def _lines_until(self, word: str, timeout: float) -> list[str]:
         """Read lines up to the one whose first word is ``word``; return the lines before it (at most 1000)."""

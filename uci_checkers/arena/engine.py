@@ -130,6 +130,7 @@ def _fmt_seconds(ms: int) -> str:
 
 
 MAX_CLOCK_S = 1_000_000          # ~11 days per side: longer is a typo
+LATE_READ_GRACE = 1.0            # how late (s) a line that arrived in time may still be read
 
 
 def parse_tc(text: str) -> tuple[int, int]:
@@ -288,9 +289,10 @@ class EngineProcess:
         """The next line, if the engine wrote it before ``deadline``.
 
         Lines are judged by their arrival stamp, not by when this thread gets to them: a
-        line that came in time counts even on a busy machine, and a line that came after
-        the deadline ends the wait (it is kept for the next read), so lines that keep
-        coming (an info flood) cannot stretch it.
+        line that came in time counts even when read a little late (up to
+        ``LATE_READ_GRACE`` s: a busy machine), and a line that came after the deadline
+        ends the wait (it is kept for the next read), so lines that keep coming (an info
+        flood, even a backlog of them) cannot stretch it.
         """
         if self._late is not None:
             item, self._late = self._late, None
@@ -309,7 +311,7 @@ class EngineProcess:
                     pass
             raise EngineCrashed(self._exit_text() + f" while waiting for {waiting_for}")
         assert isinstance(item, tuple)
-        if item[0] > deadline:
+        if item[0] > deadline or time.monotonic() > deadline + LATE_READ_GRACE:
             self._late = item
             raise EngineTimeout(f"no {waiting_for} within the time allowed")
         self.last_line_at, line = item
