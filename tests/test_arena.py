@@ -373,7 +373,10 @@ def test_real_engine_match_at_depth_2(tmp_path):
     assert {g.tag("Black") for g in games} == {"uci_checkers", "uci_checkers#2"}
     assert all(g.tag("Termination") == G.NO_MOVES and g.result == "1-0" for g in games)
     for g in games:                     # every engine move has its {score/depth time} comment
-        assert all(re.fullmatch(r"[+-](\d+\.\d\d|M\d+)/2 \d+\.\d{3}s", g.comments[ply][0])
+        assert all(re.fullmatch(r"([+-]\d+\.\d\d|#-?\d+)/2 \d+\.\d{3}s", g.comments[ply][0])
+                   for ply in range(1, len(g.moves) + 1)), g.comments
+        # Black's point of view for both movers (analyse's convention): Black's rout is positive.
+        assert all(g.comments[ply][0][0] in "+#" and not g.comments[ply][0].startswith("#-")
                    for ply in range(1, len(g.moves) + 1)), g.comments
 
 

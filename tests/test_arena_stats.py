@@ -138,3 +138,14 @@ def test_sprt_stops_on_synthetic_stream(true_elo, expected):
     # the trinomial statistic points the same way on the same games
     tri = sprt.llr_trinomial(st.wins, st.draws, st.losses)
     assert (tri > 0) == (expected == "H1")
+
+
+def test_perfect_scores_print_the_same_kind_of_interval_at_any_size():
+    from uci_checkers.arena.stats import fmt_error, pentanomial, trinomial
+    texts = [fmt_error(trinomial(n, 0, 0)) for n in (1, 2, 4, 100)]
+    assert all(t.startswith("+inf [") and t.endswith(", +inf]") for t in texts), texts
+    lows = [trinomial(n, 0, 0).elo_low for n in (1, 2, 4, 100)]
+    assert lows == sorted(lows) and all(math.isfinite(v) for v in lows)
+    losses = [fmt_error(trinomial(0, 0, n)) for n in (1, 4)]
+    assert all(t.startswith("-inf [-inf, ") and "inf]" not in t for t in losses), losses
+    assert fmt_error(pentanomial([0, 0, 0, 0, 3])).startswith("+inf [")

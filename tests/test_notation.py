@@ -223,3 +223,36 @@ def test_illegal_moves(fen, text, needle):
         Position.from_fen(fen).parse_move(text)
     assert needle in str(info.value)
     assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("text", ["١١-١٥", "１１-１５", "11\u00a0-15", "11-15\u00a0", "\u00a011-15", "11\u200b-15",
+                                  "۱۱-۱۵"])
+def test_move_text_accepts_ascii_only(text):
+    with pytest.raises(InvalidMoveError, match="non-ASCII character U\\+"):
+        parse_move_text(text)
+    with pytest.raises(InvalidMoveError):
+        Position.start().parse_move(text)
+
+
+def test_capture_mark_times_sign_is_still_accepted():
+    assert parse_move_text("15×24") == ([15, 24], True)
+
+
+@pytest.mark.parametrize("text", ["B:W21-32:B1-１２", "B:W21-32:\u00a0B1-12", "B\u00a0:W21-32:B1-12",
+                                  "B:W21-32:B١-١٢"])
+def test_fen_accepts_ascii_only(text):
+    with pytest.raises(InvalidFenError, match="non-ASCII character"):
+        Position.from_fen(text)
+
+
+@pytest.mark.parametrize("text", ["1" * 5000 + "-15", "11-" + "9" * 4400, "-".join(["1", "5"] * 20)])
+def test_huge_or_endless_move_text_is_one_short_error(text):
+    with pytest.raises(InvalidMoveError) as exc:
+        parse_move_text(text)
+    assert len(str(exc.value)) < 200
+
+
+def test_huge_fen_number_is_one_short_error():
+    with pytest.raises(InvalidFenError) as exc:
+        Position.from_fen("B:W21-32:B1-" + "9" * 4400)
+    assert len(str(exc.value)) < 200

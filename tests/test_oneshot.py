@@ -62,3 +62,28 @@ def test_command_line_process():
 def test_bad_option_argument_is_refused(capsys):
     assert main(["--fen", "B:W18:B14", "--depth", "2", "--option", "Hash"]) == 2
     assert "--option needs NAME=VALUE" in capsys.readouterr().err
+
+
+def test_interrupt_exits_130_without_traceback():
+    import signal
+    import time
+    proc = subprocess.Popen([sys.executable, "-m", "uci_checkers", "go", "--movetime", "600000"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        time.sleep(4.0)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err
+    assert out == ""
+
+
+def test_numbers_out_of_range_are_refused(capsys):
+    for args in (["--movetime", "9300000000000"], ["--depth", "100000"], ["--multipv", "0"]):
+        assert main(args) == 2
+    assert "must be" in capsys.readouterr().err

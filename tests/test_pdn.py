@@ -242,3 +242,32 @@ def test_a_cut_off_game_is_incomplete_or_an_error_never_a_finished_game():
     doc = parse_pdn('[Round "1"]\n[Result "1-0"]\n\n1. 11-15 23-19\n[Round "2"]\n\n1. 9-13 *\n')
     assert [g.complete for g in doc.games] == [False, True] and doc.games[0].result == "1-0"
     assert PdnGame().complete                       # a game built in memory is whole
+
+
+def test_document_is_a_sequence_of_its_games():
+    doc = parse_pdn('[Event "a"]\n1. 11-15 *\n\n[Event "bad"]\n1. 11-16 11-15 *\n\n[Event "b"]\n1. 9-13 *\n')
+    assert len(doc) == 2 and len(doc.errors) == 1
+    assert doc[0].tags["Event"] == "a" and doc[-1].tags["Event"] == "b"
+    assert [g.tags["Event"] for g in doc[0:2]] == ["a", "b"]
+    assert [g.tags["Event"] for g in doc] == ["a", "b"]
+    with pytest.raises(IndexError):
+        doc[2]
+
+
+def test_write_pdn_file_is_atomic(tmp_path, monkeypatch):
+    import os
+    path = tmp_path / "games.pdn"
+    path.write_text("old text\n")
+    game = PdnGame.from_moves(["11-15"])
+
+    def crash(*args):
+        raise OSError("simulated crash before the rename")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError):
+        write_pdn_file(path, [game])
+    assert path.read_text() == "old text\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["games.pdn"]
+    monkeypatch.undo()
+    write_pdn_file(path, [game])
+    assert read_pdn_file(path)[0].moves == game.moves

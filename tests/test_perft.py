@@ -1,4 +1,4 @@
-"""Perft against ../shared/data/perft.tsv, divide sums, and the ``uci-checkers perft`` command line.
+"""Perft against tests/data/perft.tsv (a copy of the project's reference table), divide sums, and the ``uci-checkers perft`` command line.
 
 Rows up to MAX_LEAVES run here (about 2-4 s in all); the deeper rows are the benchmark's.
 """
@@ -8,10 +8,11 @@ import io
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, SHARED_DATA
+from conftest import REPO_ROOT
 from uci_checkers.perft import divide, main, perft
 from uci_checkers.position import Position
 
@@ -19,11 +20,12 @@ MAX_LEAVES = 100_000_000
 START_FEN = "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12"
 
 
+PERFT_TABLE = Path(__file__).parent / "data" / "perft.tsv"
+
+
 def _rows():
-    if SHARED_DATA is None:
-        return []
     rows = []
-    for line in (SHARED_DATA / "perft.tsv").read_text().splitlines():
+    for line in PERFT_TABLE.read_text(encoding="utf-8").splitlines():
         if not line.strip() or line.startswith("#") or line.startswith("name\t"):
             continue
         name, fen, depth, paths, _merged = line.split("\t")
@@ -33,10 +35,8 @@ def _rows():
 
 ROWS = _rows()
 FAST_ROWS = [r for r in ROWS if r[3] <= MAX_LEAVES]
-needs_data = pytest.mark.skipif(SHARED_DATA is None, reason="../shared/data/perft.tsv not found next to the repo")
 
 
-@needs_data
 def test_table_is_read_and_covers_every_position():
     names = {r[0] for r in ROWS}
     assert {"start", "acf001", "acf046", "crown", "dupcap", "pike001", "rand1", "rand2", "rand3", "rand4"} <= names
@@ -45,7 +45,6 @@ def test_table_is_read_and_covers_every_position():
     assert len(FAST_ROWS) >= 100
 
 
-@needs_data
 @pytest.mark.parametrize("name,fen,depth,expected", FAST_ROWS,
                          ids=[f"{r[0]}-d{r[2]}" for r in FAST_ROWS])
 def test_perft_table(name, fen, depth, expected):
@@ -53,12 +52,11 @@ def test_perft_table(name, fen, depth, expected):
 
 
 def test_perft_start_without_data_file():
-    # The published start-position figures, so the suite checks something even without ../shared.
+    # The published start-position figures, independent of the table file.
     pos = Position.start()
     assert [perft(pos, d) for d in range(0, 9)] == [1, 7, 49, 302, 1469, 7361, 36768, 179740, 845931]
 
 
-@needs_data
 @pytest.mark.parametrize("name,depth", [("start", 6), ("acf001", 6), ("crown", 9), ("dupcap", 6),
                                         ("pike001", 5), ("rand1", 6), ("rand3", 5)])
 def test_divide_sums_to_perft(name, depth):
@@ -176,3 +174,40 @@ def test_perft_kernel_is_still_reachable_from_movegen():
     assert mg.perft_kernel(p.black, p.white, p.kings, p.turn, 4, moves, paths) == 1469
     with pytest.raises(AttributeError):
         mg.no_such_kernel  # noqa: B018
+
+
+def test_cli_refuses_a_depth_that_would_run_for_days():
+    code, out, err = run_main("--depth", "50")
+    assert code == 2 and out == ""
+    assert "between 0 and 20" in err
+
+
+def test_cli_reports_progress_of_a_long_count(monkeypatch):
+    import uci_checkers.perft as perft_module
+    monkeypatch.setattr(perft_module, "PROGRESS_AFTER_S", 0.0)
+    code, out, err = run_main("--depth", "11")
+    assert code == 0
+    assert COUNT_LINE.match(out.strip()).group(2) == "85242128"
+    progress = err.splitlines()
+    assert progress and all(re.match(r"perft 11: \d/7 root moves, \d+ leaves so far", line) for line in progress)
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_cli_interrupt_exits_130_without_traceback(signame):
+    import os
+    import signal
+    import time
+    proc = subprocess.Popen([sys.executable, "-m", "uci_checkers", "perft", "--depth", "18"], cwd=REPO_ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    try:
+        time.sleep(2.0)                       # inside the count (start-up and compile-cache load done)
+        proc.send_signal(getattr(signal, signame))
+        out, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err
+    assert out == ""

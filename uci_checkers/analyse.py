@@ -16,7 +16,9 @@ What is written (``--out``)
 ---------------------------
 After each move a comment ``{+0.35/12}``: the evaluation of the position reached,
 in men **from Black's point of view** (Black is the first player, as ``1-0``
-is Black's win), and the depth; ``#5``/``#-5`` is a forced win for Black/White in
+is Black's win), and the depth (the arena writes its engines' scores in the same
+convention, ``{+0.12/9 0.210s}``; such a comment is replaced by the analysis,
+keeping its time, so a move carries one evaluation); ``#5``/``#-5`` is a forced win for Black/White in
 5 moves; ``{end: Black wins}`` marks a position where the side to move has no
 move.  When the engine prefers another move, a variation follows with its line
 and evaluation: ``(12. 9-14 22-18 15x22 {+0.40/12})``.  Moves that lose
@@ -40,27 +42,43 @@ per-game summary to stdout.
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import queue
+import re
 import shlex
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence
 
-from .cli import parse_option_args
+from .cli import check_output_path, parse_option_args
+from .interrupts import raise_if_interrupted
 from .client import Engine, EngineError, EngineTerminatedError, EngineTimeoutError, Limit, Score
 from .pdn import PdnGame, read_pdn_file, write_pdn_file
 from .position import Game, Move, Position
 
-__all__ = ["PositionEval", "MoveVerdict", "GameReport", "AnalysisSettings", "analyse_games", "annotate_game",
-           "main", "CLAMP_CP", "MISTAKE_CP", "BLUNDER_CP"]
+__all__ = ["PositionEval", "MoveVerdict", "GameReport", "AnalysisSettings", "AnalysisInterrupted",
+           "analyse_games", "annotate_game", "main", "CLAMP_CP", "MISTAKE_CP", "BLUNDER_CP"]
 
 CLAMP_CP = 500          # evaluations are clamped to +-5 men before losses are computed
 MISTAKE_CP = 35         # loss >= 0.35 men: '?'
 BLUNDER_CP = 90         # loss >= 0.90 men (about a man given away): '??'
 PV_PLIES = 6            # plies of the engine's line shown in a variation
+MAX_DEPTH = 200
+MAX_MOVETIME_MS = 3_600_000
+MAX_JOBS = 256
+
+
+class AnalysisInterrupted(Exception):
+    """Ctrl-C/SIGTERM during :func:`analyse_games`: ``partial[g]`` is game ``g``'s evaluations
+    when all of them were finished, else None."""
+
+    def __init__(self, partial: list[Optional[list["PositionEval"]]]) -> None:
+        super().__init__("analysis interrupted")
+        self.partial = partial
 
 
 @dataclass
@@ -203,10 +221,19 @@ class _Progress:
 
 
 def analyse_games(games: Sequence[PdnGame], settings: AnalysisSettings, jobs: int = 1,
-                  progress: bool = True, stream: Any = None) -> list[list[PositionEval]]:
-    """Evaluate every position of every game, over ``jobs`` engine processes (threads)."""
+                  progress: bool = True, stream: Any = None, first_engine: Optional[Engine] = None
+                  ) -> list[list[PositionEval]]:
+    """Evaluate every position of every game, over ``jobs`` engine processes (threads).
+
+    ``first_engine`` (already started, e.g. to check the options) is used by the first
+    worker and quit at the end like the others.  An engine that dies or hangs is replaced
+    once per position and at most ``jobs + 2`` times in all; past that, or on any other
+    :class:`EngineError`, the work stops (no new engine is started) and the error is raised.
+    Ctrl-C (``KeyboardInterrupt`` in the calling thread) kills the engines and raises
+    :class:`AnalysisInterrupted` with the games finished so far.
+    """
     limit = settings.limit()
-    tasks: list[tuple[int, int]] = []
+    tasks: "queue.Queue[tuple[int, int]]" = queue.Queue()
     prefixes: list[list[Game]] = []
     for gi, game in enumerate(games):
         g = Game(game.start)
@@ -215,45 +242,95 @@ def analyse_games(games: Sequence[PdnGame], settings: AnalysisSettings, jobs: in
             g.push(m)
             seq.append(_copy_game(g))
         prefixes.append(seq)
-        tasks += [(gi, k) for k in range(len(seq))]
+        for k in range(len(seq)):
+            tasks.put((gi, k))
     results: list[list[Optional[PositionEval]]] = [[None] * len(seq) for seq in prefixes]
-    bar = _Progress(len(tasks), stream, progress)
-    local = threading.local()
+    bar = _Progress(tasks.qsize(), stream, progress)
+    halt = threading.Event()                 # an error or an interrupt: take no new position
+    lock = threading.Lock()
     engines: list[Engine] = []
-    engines_lock = threading.Lock()
+    errors: list[BaseException] = []
+    restarts = [jobs + 2]
+    spare = [first_engine] if first_engine is not None else []
 
-    def run(task: tuple[int, int]) -> None:
-        gi, k = task
-        for attempt in (1, 2):     # an engine that dies or hangs is replaced once per position
-            engine = getattr(local, "engine", None)
-            if engine is None:
-                engine = _open_engine(settings)
-                local.engine = engine
-                with engines_lock:
-                    engines.append(engine)
-            try:
-                results[gi][k] = _evaluate(engine, prefixes[gi][k], limit)
-                break
-            except (EngineTerminatedError, EngineTimeoutError) as exc:
-                local.engine = None
-                engine.close(timeout=2.0, kill=True)
-                if attempt == 2:
-                    raise
-                print(f"uci-checkers analyse: engine failed on game {games[gi].index + 1} ply {k} ({exc}); "
-                      "restarting it", file=sys.stderr)
-        bar.step()
+    def new_engine() -> Engine:
+        with lock:
+            engine = spare.pop() if spare else None
+        if engine is None:
+            engine = _open_engine(settings)
+        with lock:
+            engines.append(engine)
+        if halt.is_set():                    # interrupted while it started: do not use it
+            engine.close(timeout=1.0, kill=True)
+            raise EngineTerminatedError("analysis stopped")
+        return engine
 
+    def worker() -> None:
+        engine: Optional[Engine] = None
+        try:
+            while not halt.is_set():
+                try:
+                    gi, k = tasks.get_nowait()
+                except queue.Empty:
+                    return
+                for attempt in (1, 2):
+                    if engine is None:
+                        engine = new_engine()
+                    try:
+                        results[gi][k] = _evaluate(engine, prefixes[gi][k], limit)
+                        break
+                    except (EngineTerminatedError, EngineTimeoutError) as exc:
+                        engine.close(timeout=2.0, kill=True)
+                        engine = None
+                        with lock:
+                            restarts[0] -= 1
+                            give_up = attempt == 2 or restarts[0] < 0 or halt.is_set()
+                        if give_up:
+                            raise
+                        print(f"uci-checkers analyse: engine failed on game {games[gi].index + 1} ply {k} "
+                              f"({exc}); restarting it", file=sys.stderr)
+                bar.step()
+        except EngineError as exc:
+            if not halt.is_set():
+                errors.append(exc)
+            halt.set()
+        except BaseException as exc:          # a bug: stop everything and let the caller see it
+            errors.append(exc)
+            halt.set()
+
+    threads = [threading.Thread(target=worker, name=f"analyse-{i}", daemon=True)
+               for i in range(max(1, min(jobs, tasks.qsize())))]
+    for t in threads:
+        t.start()
     try:
-        with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="analyse") as pool:
-            for fut in [pool.submit(run, t) for t in tasks]:
-                fut.result()
+        for t in threads:
+            while t.is_alive():
+                t.join(0.2)                   # short joins: Ctrl-C is taken at once
+                raise_if_interrupted()
+    except KeyboardInterrupt:
+        halt.set()
+        with lock:
+            running = list(engines)
+        for engine in running:                # a worker blocked on its engine gets EOF at once
+            engine.close(timeout=1.0, kill=True)
+        for t in threads:
+            t.join(5.0)
+        raise AnalysisInterrupted([_complete(seq) for seq in results]) from None
     finally:
-        for engine in engines:
+        with lock:
+            running = list(engines)
+        for engine in running:
             try:
-                engine.quit()
+                engine.quit(timeout=2.0)
             except EngineError:
                 pass
+    if errors:
+        raise errors[0]
     return [[r for r in seq if r is not None] for seq in results]
+
+
+def _complete(seq: list[Optional[PositionEval]]) -> Optional[list[PositionEval]]:
+    return None if any(r is None for r in seq) else [r for r in seq if r is not None]
 
 
 def _copy_game(g: Game) -> Game:
@@ -281,24 +358,40 @@ def analyse_games_ray(games: Sequence[PdnGame], settings: AnalysisSettings, addr
     try:
         import ray
     except ImportError:
-        raise RuntimeError("the ray backend needs Ray (pip install ray)") from None
+        raise RayUnavailable("the ray backend needs Ray: pip install 'uci_checkers[cluster]'") from None
     from .arena.backends import ray_runtime_env
 
     if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False,
-                 runtime_env=ray_runtime_env())
+        try:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False,
+                     runtime_env=ray_runtime_env())
+        except Exception as exc:
+            raise RayUnavailable(f"cannot connect to Ray at {address or 'a new local instance'}: {exc}") from exc
     remote = ray.remote(num_cpus=1, max_retries=0)(_ray_analyse)
     refs = {remote.remote(g.pdn(), settings): i for i, g in enumerate(games)}
     bar = _Progress(sum(len(g.moves) + 1 for g in games), stream, progress)
     out: list[Optional[list[PositionEval]]] = [None] * len(games)
     pending = list(refs)
-    while pending:
-        ready, pending = ray.wait(pending, num_returns=1)
-        for ref in ready:
-            i = refs[ref]
-            out[i] = ray.get(ref)
-            bar.step(len(games[i].moves) + 1)
+    try:
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1, timeout=1.0)
+            raise_if_interrupted()
+            for ref in ready:
+                i = refs[ref]
+                out[i] = ray.get(ref)
+                bar.step(len(games[i].moves) + 1)
+    except KeyboardInterrupt:
+        for ref in pending:
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:
+                pass
+        raise AnalysisInterrupted(out) from None
     return [r or [] for r in out]
+
+
+class RayUnavailable(RuntimeError):
+    """``--backend ray`` without Ray installed, or without a cluster to connect to."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -328,6 +421,20 @@ def _variation(game: PdnGame, ply0: int, moves: list[Move], comment: str) -> str
     return " ".join(parts) + (f" {{{comment}}}" if comment else "")
 
 
+# An evaluation comment as the arena writes it (``+0.12/9 0.210s``, ``#-3/7 0.5s``, ``0.210s``;
+# older files: ``+M3/9``): the analysis takes its place and keeps the time.
+_EVAL_COMMENT = re.compile(r"^(?:[+-][0-9]+\.[0-9]{2}|#-?[0-9]+|[+-]M[0-9]+)?(?:/[0-9]+)?\s*([0-9]+\.[0-9]+s)?$")
+
+
+def _merge_eval_comment(comments: list[str], text: str) -> list[str]:
+    """``comments`` of one move with ``text`` first: an existing evaluation comment is replaced."""
+    if comments:
+        m = _EVAL_COMMENT.match(comments[0].strip())
+        if m and comments[0].strip():
+            return [text + (f" {m.group(1)}" if m.group(1) else "")] + comments[1:]
+    return [text] + comments
+
+
 def annotate_game(game: PdnGame, evals: list[PositionEval], mistake: int = MISTAKE_CP,
                   blunder: int = BLUNDER_CP) -> tuple[PdnGame, GameReport]:
     """A copy of ``game`` with evaluation comments, best-move variations and ?/?? marks, and its report."""
@@ -347,7 +454,7 @@ def annotate_game(game: PdnGame, evals: list[PositionEval], mistake: int = MISTA
         loss = 0 if is_best else max(0, before.value() + after.value())
         mark = "??" if loss >= blunder else "?" if loss >= mistake else ""
         ply = i + 1
-        out.comments.setdefault(ply, []).insert(0, _black_pov_text(after, positions[i + 1].turn))
+        out.comments[ply] = _merge_eval_comment(out.comments.get(ply, []), _black_pov_text(after, positions[i + 1].turn))
         if mark:
             out.nags[ply] = [mark] + [n for n in out.nags.get(ply, []) if n not in ("?", "??")]
         if not is_best and before.best is not None:
@@ -388,46 +495,121 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _fail(message: str, code: int = 2) -> int:
+    print(f"uci-checkers analyse: {message}", file=sys.stderr)
+    return code
+
+
+def _check_arguments(args: argparse.Namespace) -> Optional[str]:
+    """Why the arguments cannot be used (numbers, paths), or None."""
+    if args.depth is not None and not 1 <= args.depth <= MAX_DEPTH:
+        return f"--depth must be between 1 and {MAX_DEPTH}"
+    if args.movetime is not None and not 1 <= args.movetime <= MAX_MOVETIME_MS:
+        return f"--movetime must be between 1 and {MAX_MOVETIME_MS} ms"
+    if not 1 <= args.jobs <= MAX_JOBS:
+        return f"--jobs must be between 1 and {MAX_JOBS}"
+    for flag, value in (("--mistake", args.mistake), ("--blunder", args.blunder)):
+        if not (math.isfinite(value) and 0 <= value <= CLAMP_CP / 100 * 2):
+            return f"{flag} must be between 0 and {CLAMP_CP / 100 * 2:g} men"
+    if args.out is not None:
+        try:
+            check_output_path(args.out, "--out")
+        except ValueError as exc:
+            return str(exc)
+    return None
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
 def main(argv: Optional[list[str]] = None) -> int:
+    from .interrupts import handle_interrupts
+
+    with handle_interrupts():              # SIGTERM ends the run as Ctrl-C does, from the start
+        try:
+            return _main(argv)
+        except KeyboardInterrupt:
+            print("uci-checkers analyse: interrupted (any --out file is whole: written atomically or not at all)",
+                  file=sys.stderr)
+            return 130
+
+
+def _main(argv: Optional[list[str]]) -> int:
     args = _parser().parse_args(argv)
-    if args.depth is not None and args.depth < 1:
-        print("uci-checkers analyse: --depth must be at least 1", file=sys.stderr)
-        return 2
-    if args.movetime is not None and args.movetime < 1:
-        print("uci-checkers analyse: --movetime must be at least 1", file=sys.stderr)
-        return 2
+    problem = _check_arguments(args)
+    if problem:
+        return _fail(problem)
     try:
         options = parse_option_args(args.option)
     except ValueError as exc:
-        print(f"uci-checkers analyse: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc))
+    try:
+        command = shlex.split(args.engine) if args.engine else None
+    except ValueError as exc:
+        return _fail(f"--engine: {exc}")
+    if args.engine is not None and not command:
+        return _fail("--engine: empty command")
     try:
         doc = read_pdn_file(args.pdn)
     except OSError as exc:
-        print(f"uci-checkers analyse: cannot read {args.pdn}: {exc}", file=sys.stderr)
-        return 2
+        return _fail(f"cannot read {args.pdn}: {exc}")
+    raise_if_interrupted()                    # one that came while the reader compiled its kernels
     for err in doc.errors:
         print(f"uci-checkers analyse: skipping {err}", file=sys.stderr)
+    if args.out is not None and doc.errors and _same_file(args.out, args.pdn):
+        return _fail(f"--out is the input file, which has {len(doc.errors)} unreadable game(s) that "
+                     "the output would not contain: write to another file")
     if not doc.games:
-        print("uci-checkers analyse: no readable game in the file", file=sys.stderr)
-        return 1
-    settings = AnalysisSettings(depth=args.depth, movetime=args.movetime,
-                                engine=shlex.split(args.engine) if args.engine else None, options=options,
+        return _fail("no readable game in the file", 1)
+    settings = AnalysisSettings(depth=args.depth, movetime=args.movetime, engine=command, options=options,
                                 mistake=int(round(args.mistake * 100)), blunder=int(round(args.blunder * 100)))
+    first_engine = None
+    if args.backend == "ray":
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            return _fail("the ray backend needs Ray: pip install 'uci_checkers[cluster]'", 3)
+    else:
+        if not args.quiet:
+            print("uci-checkers analyse: starting the engine (the first start compiles)", file=sys.stderr)
+        try:                                  # options refused or a missing command: before any work
+            first_engine = _open_engine(settings)
+        except EngineError as exc:
+            return _fail(f"the engine cannot be used: {exc}")
+    interrupted = False
     try:
         if args.backend == "ray":
-            evals = analyse_games_ray(doc.games, settings, args.address, progress=not args.quiet)
+            evals: list[Optional[list[PositionEval]]] = list(
+                analyse_games_ray(doc.games, settings, args.address, progress=not args.quiet))
         else:
-            evals = analyse_games(doc.games, settings, args.jobs, progress=not args.quiet)
+            evals = list(analyse_games(doc.games, settings, args.jobs, progress=not args.quiet,
+                                       first_engine=first_engine))
+    except AnalysisInterrupted as exc:
+        evals, interrupted = exc.partial, True
+    except RayUnavailable as exc:
+        return _fail(str(exc), 3)
     except EngineError as exc:
-        print(f"uci-checkers analyse: engine failure: {exc}", file=sys.stderr)
-        return 1
+        return _fail(f"engine failure: {exc}", 1)
     annotated = []
     for game, ev in zip(doc.games, evals):
+        if ev is None:                        # not finished before the interrupt: kept as it was
+            annotated.append(game)
+            continue
         new, report = annotate_game(game, ev, settings.mistake, settings.blunder)
         annotated.append(new)
         print(report.summary(game.move_label))
+    done = sum(1 for ev in evals if ev is not None)
     if args.out:
         write_pdn_file(args.out, annotated)
-        print(f"annotated PDN written to {args.out}", file=sys.stderr)
+        note = "" if done == len(annotated) else f" ({done} of {len(annotated)} annotated, the rest as they were)"
+        print(f"annotated PDN written to {args.out}{note}", file=sys.stderr)
+    if interrupted:
+        print(f"uci-checkers analyse: interrupted after {done} of {len(doc.games)} games", file=sys.stderr)
+        return 130
+    if doc.errors:
+        print(f"uci-checkers analyse: {len(doc.errors)} unreadable game(s) skipped (listed above)", file=sys.stderr)
     return 0

@@ -5,6 +5,10 @@ depth, so the node total is a fingerprint of the search's behaviour (as in
 Stockfish): ``tests/test_bench.py`` pins it, and a change that alters the
 search updates it on purpose.  Nodes per second are the speed figure.
 
+The bench runs in a worker thread: Ctrl-C or SIGTERM stops the current search
+through its stop flag, the positions finished so far stay printed with their
+totals, and the exit status is 130.  A cold compile is announced on stderr.
+
 The positions are constants here (the package never reads the shared data at
 run time): ACF three-move ballots (from ``ballots3.tsv``, some with a capture
 pending), eleven-man middlegame starts (``ballots11man.txt``), and endgames
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 import time
 from typing import Callable, Optional
 
@@ -75,26 +80,39 @@ ENDGAMES = (
 POSITIONS = OPENINGS + CAPTURE_OPENINGS + MIDDLEGAMES + ENDGAMES
 
 
+MAX_HASH_MB = 4096
+
+
 def run_bench(depth: int = DEFAULT_DEPTH, hash_mb: int = BENCH_HASH_MB,
-              on_position: Optional[Callable[[int, str, int, float], None]] = None) -> tuple[int, float]:
+              on_position: Optional[Callable[[int, str, int, float], None]] = None,
+              stop: Optional[np.ndarray] = None,
+              on_ready: Optional[Callable[[], None]] = None) -> tuple[int, float]:
     """Search every bench position to ``depth`` from a cleared table; return (total nodes, seconds).
 
-    ``on_position(index, fen, nodes, seconds)`` is called after each position.
+    ``on_position(index, fen, nodes, seconds)`` is called after each position, ``on_ready()``
+    once the kernels are compiled.  Setting ``stop[0] = 1`` (an int64 array of one) ends
+    the search in progress; that position is not counted and no further one is started.
     """
     from .position import Game, Position
     from .search import Searcher, SearchLimits
 
     searcher = Searcher(hash_mb)
     searcher.warm_up()
-    stop = np.zeros(1, dtype=np.int64)
+    if on_ready is not None:
+        on_ready()
+    stop = np.zeros(1, dtype=np.int64) if stop is None else stop
     total_nodes = 0
     total_time = 0.0
     for i, fen in enumerate(POSITIONS, 1):
+        if stop[0]:
+            break
         searcher.clear()
         game = Game(Position.from_fen(fen))
         t0 = time.perf_counter()
         result = searcher.search(game, SearchLimits(depth=depth), lambda info: None, stop)
         dt = time.perf_counter() - t0
+        if stop[0]:
+            break                       # cut short: not a bench figure
         total_nodes += result.nodes
         total_time += dt
         if on_position is not None:
@@ -112,18 +130,59 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
     if args.depth < 1 or args.depth > 64:
         parser.error("depth must be between 1 and 64")
+    if not 1 <= args.hash <= MAX_HASH_MB:
+        parser.error(f"--hash must be between 1 and {MAX_HASH_MB}")
+    from .cli import COMPILING_NOTICE
+    from .interrupts import raise_if_interrupted
+
+    done_positions = [0]
 
     def show(i: int, fen: str, nodes: int, seconds: float) -> None:
+        done_positions[0] = i
         if not args.quiet:
             nps = int(nodes / seconds) if seconds > 0 else 0
             print(f"position {i:2d}/{len(POSITIONS)}  nodes {nodes:>10d}  time {seconds * 1000:8.0f} ms  "
                   f"nps {nps:>9d}  {fen}", flush=True)
 
-    nodes, seconds = run_bench(args.depth, args.hash, show)
+    stop = np.zeros(1, dtype=np.int64)
+    ready = threading.Event()
+    box: list = []
+
+    def work() -> None:
+        try:
+            box.append(run_bench(args.depth, args.hash, show, stop, ready.set))
+        except BaseException as exc:          # handed to the main thread
+            box.append(exc)
+
+    worker = threading.Thread(target=work, name="bench", daemon=True)
+    notice = threading.Timer(1.0, lambda: ready.is_set() or print(f"bench: {COMPILING_NOTICE}", file=sys.stderr,
+                                                                  flush=True))
+    notice.daemon = True
+    worker.start()
+    notice.start()
+    interrupted = False
+    try:
+        while worker.is_alive():
+            worker.join(0.1)                  # short joins: Ctrl-C is taken at once
+            raise_if_interrupted()
+    except KeyboardInterrupt:
+        interrupted = True
+        stop[0] = 1
+        worker.join(5.0)
+    finally:
+        notice.cancel()
+    if box and isinstance(box[0], BaseException):
+        raise box[0]
+    nodes, seconds = box[0] if box else (0, 0.0)
     print("===========================")
+    if interrupted:
+        print(f"Interrupted     : after {done_positions[0]} of {len(POSITIONS)} positions (not a bench figure)")
     print(f"Total time (ms) : {int(seconds * 1000)}")
     print(f"Nodes searched  : {nodes}")
     print(f"Nodes/second    : {int(nodes / seconds) if seconds > 0 else 0}")
+    if interrupted:
+        print("bench: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

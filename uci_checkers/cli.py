@@ -1,11 +1,23 @@
 """Command line: ``uci-checkers`` with no argument runs the engine on stdin/stdout;
 subcommands run the tools.  Each subcommand lives in its own module, imported
-only when used, as ``main(argv) -> int``."""
+only when used, as ``main(argv) -> int``.
+
+Interrupts: for the tools, SIGTERM is turned into ``KeyboardInterrupt`` as Ctrl-C
+is, before the subcommand does any work (:func:`uci_checkers.interrupts.handle_interrupts`);
+a tool catches it where it can keep its finished work, and whatever still escapes
+ends here as one line and exit 130, never a traceback.
+"""
 from __future__ import annotations
 
 import importlib
+import os
 import sys
-from typing import Optional
+import threading
+from typing import Any, Callable, Optional
+
+from .interrupts import EXIT_INTERRUPTED, exit_now, handle_interrupts
+# The protocol loops handle their own input and signals; the others are tools.
+_PROTOCOL_SUBCOMMANDS = ("engine", "hub")
 
 SUBCOMMANDS = {
     # name: (module, one-line help)
@@ -38,11 +50,46 @@ def parse_option_args(items: list[str]) -> dict[str, str]:
     return options
 
 
+COMPILING_NOTICE = "compiling the search kernels (a first run takes 10-20 s)..."
+
+
+def announce_if_slow(wait: Callable[[], Any], message: str, after: float = 1.0) -> Any:
+    """``wait()``; print ``message`` on stderr if it has not returned after ``after`` seconds
+    (so a cold compile is never a silent pause)."""
+    timer = threading.Timer(after, lambda: print(message, file=sys.stderr, flush=True))
+    timer.daemon = True
+    timer.start()
+    try:
+        return wait()
+    finally:
+        timer.cancel()
+
+
+def check_output_path(path: str, what: str) -> None:
+    """Raise ValueError (one clear line) unless ``path`` can be written: call it before any work.
+
+    The directory must exist and be writable, and ``path`` must not be a directory or a
+    read-only file.  Nothing is created.
+    """
+    if not path:
+        raise ValueError(f"{what}: empty file name")
+    if os.path.isdir(path):
+        raise ValueError(f"{what} {path!r} is a directory")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ValueError(f"{what} {path!r}: directory {folder!r} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{what} {path!r}: directory {folder!r} is not writable")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise ValueError(f"{what} {path!r} is not writable")
+
+
 def usage() -> str:
     lines = ["usage: uci-checkers [SUBCOMMAND] [ARGS...]", "",
              "With no subcommand the engine reads protocol commands on stdin (see protocol.md).", "",
              "subcommands:"]
-    lines += [f"  {name:<9} {text}" for name, (_, text) in SUBCOMMANDS.items()]
+    width = max(len(name) for name in SUBCOMMANDS)
+    lines += [f"  {name:<{width}}  {text}" for name, (_, text) in SUBCOMMANDS.items()]
     return "\n".join(lines)
 
 
@@ -65,20 +112,28 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         if name in NEEDS_WEIGHTS:
             check_file(default_path())     # an engine without its evaluation must not start at all
-        module = importlib.import_module(SUBCOMMANDS[name][0])
+        if name in _PROTOCOL_SUBCOMMANDS:
+            return int(_load(name).main(args[1:]) or 0)
+        with handle_interrupts():
+            code = int(_load(name).main(args[1:]) or 0)
+    except WeightsError as exc:
+        print(f"uci-checkers: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"uci-checkers {name}: interrupted", file=sys.stderr)
+        code = EXIT_INTERRUPTED
     except ModuleNotFoundError as exc:
-        if exc.name == SUBCOMMANDS[name][0]:
-            print(f"uci-checkers: {name} is not available in this version", file=sys.stderr)
-            return 2
-        raise
-    except WeightsError as exc:
-        print(f"uci-checkers: {exc}", file=sys.stderr)
+        if exc.name != SUBCOMMANDS[name][0]:
+            raise
+        print(f"uci-checkers: {name} is not available in this version", file=sys.stderr)
         return 2
-    try:
-        return int(module.main(args[1:]) or 0)
-    except WeightsError as exc:
-        print(f"uci-checkers: {exc}", file=sys.stderr)
-        return 2
+    if code == EXIT_INTERRUPTED and argv is None:
+        exit_now(code)                 # the program's own entry: see exit_now
+    return code
+
+
+def _load(name: str):
+    return importlib.import_module(SUBCOMMANDS[name][0])
 
 
 if __name__ == "__main__":

@@ -12,12 +12,18 @@
         result = engine.play(Position.start(), Limit(movetime=200))
         print(result.move, result.ponder)
 
-The client starts the engine as a subprocess and talks to it over pipes; a reader
-thread queues every line, so **every wait has a timeout**.  It raises
+The client starts the engine as a subprocess (in its own process group, killed as
+a group) and talks to it over pipes; a reader thread queues every line, so
+**every wait has a deadline**, checked before each line: an engine that floods
+``info`` lines without answering still times out.  It raises
 :class:`EngineTerminatedError` when the process dies (with its exit code and the
 last lines it wrote on stderr), :class:`EngineTimeoutError` when an answer does not
 come in time, and :class:`EngineError` when the engine misbehaves (an illegal best
 move, an ``info string error: ...`` answer to a position or option).
+
+An unfinished :meth:`Engine.analysis` is stopped (``stop``, then its ``bestmove``
+read) when the next command is given, as python-chess does; its ``result`` is then
+set.
 
 Positions: pass a :class:`Position`, a :class:`Game` (its start position and moves
 are sent, so the engine sees the history for repetitions and the no-progress
@@ -36,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -57,6 +64,8 @@ DEFAULT_TIMEOUT = 30.0        # seconds for handshakes and short commands
 READY_TIMEOUT = 180.0         # isready may wait for a cold numba compile
 SEARCH_GRACE = 15.0           # extra seconds allowed beyond a search's own time budget
 UNBOUNDED_SEARCH_TIMEOUT = 600.0
+STOP_GRACE = 10.0             # after `stop`, seconds allowed for the bestmove
+LATE_READ_GRACE = 1.0         # how late a line that arrived in time may still be read
 
 
 class EngineError(RuntimeError):
@@ -287,11 +296,13 @@ class Engine:
         self.timeout = timeout
         self.id: dict[str, str] = {}
         self.options: dict[str, Option] = {}
-        self._lines: "queue.Queue[Optional[str]]" = queue.Queue()
+        self._lines: "queue.Queue[Optional[tuple[float, str]]]" = queue.Queue()
+        self._late: Optional[tuple[float, str]] = None   # a line that came after its wait's deadline
         self._stderr: deque[str] = deque(maxlen=30)
         self._closed = False
         self._eof = False
         self._multipv = 1
+        self._analysis: Optional["Analysis"] = None   # an analysis() not yet finished
         self.log: deque[str] = deque(maxlen=200)     # recent traffic, '>' sent and '<' received
         threading.Thread(target=self._read_stdout, daemon=True, name="engine-stdout").start()
         if process.stderr is not None:
@@ -312,9 +323,11 @@ class Engine:
         else:
             argv = [command] if isinstance(command, str) else list(command)
         try:
+            # Own session: Ctrl-C reaches the host only (which stops the engine), and the
+            # engine and any child it starts are killed together.
             proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     cwd=cwd, env=dict(env) if env is not None else None, text=True,
-                                    encoding="utf-8", errors="replace", bufsize=1)
+                                    encoding="utf-8", errors="replace", bufsize=1, start_new_session=True)
         except OSError as exc:
             raise EngineTerminatedError(f"cannot start engine {argv!r}: {exc}") from exc
         engine = cls(proc, timeout)
@@ -345,7 +358,8 @@ class Engine:
         stream = self.process.stdout
         try:
             for line in stream:
-                self._lines.put(line.rstrip("\r\n"))
+                # Stamped on arrival: a deadline judges when the engine wrote, not when we read.
+                self._lines.put((time.monotonic(), line.rstrip("\r\n")))
         except (OSError, ValueError):
             pass
         self._lines.put(None)
@@ -383,29 +397,56 @@ class Engine:
 
     def read_line(self, timeout: Optional[float] = None, doing: str = "waiting for the engine") -> str:
         """The next line from the engine; raises on timeout or end of output."""
+        wait = self.timeout if timeout is None else max(0.0, timeout)
+        return self._line_before(time.monotonic() + min(wait, threading.TIMEOUT_MAX), doing)
+
+    def _line_before(self, deadline: float, doing: str) -> str:
+        """The next line if the engine wrote it before ``deadline``.
+
+        Lines are judged by their arrival stamp: one that came in time counts even when it is
+        read a little late (up to ``LATE_READ_GRACE`` s: a busy machine), and the first one
+        that came after the deadline ends the wait (it is kept for the next read), so lines
+        that keep coming (an info flood, even a backlog of them) cannot stretch it.
+        """
         if self._eof:
             raise self._terminated(doing)
-        try:
-            line = self._lines.get(timeout=self.timeout if timeout is None else max(0.0, timeout))
-        except queue.Empty:
-            raise EngineTimeoutError(f"no answer from the engine in time while {doing}") from None
-        if line is None:
+        if self._late is not None:
+            item, self._late = self._late, None
+        else:
+            remaining = max(0.0, deadline - time.monotonic())
+            try:
+                item = self._lines.get(timeout=min(remaining, threading.TIMEOUT_MAX))
+            except queue.Empty:
+                raise EngineTimeoutError(f"no answer from the engine in time while {doing}") from None
+        if item is None:
             raise self._terminated(doing)
+        if item[0] > deadline or time.monotonic() > deadline + LATE_READ_GRACE:
+            self._late = item
+            raise EngineTimeoutError(f"no answer from the engine in time while {doing}")
+        line = item[1]
         self.log.append("< " + line)
         return line
 
     def _lines_until(self, word: str, timeout: float) -> list[str]:
-        """Read lines up to the one whose first word is ``word``; return the lines before it."""
+        """Read lines up to the one whose first word is ``word``; return the lines before it (at most 1000)."""
         deadline = time.monotonic() + timeout
         seen: list[str] = []
         while True:
-            line = self.read_line(deadline - time.monotonic(), f"waiting for {word!r} (allowed {timeout:.1f} s)")
+            line = self._line_before(deadline, f"waiting for {word!r} (allowed {timeout:.1f} s)")
             if line.split(None, 1)[:1] == [word]:
                 return seen
-            seen.append(line)
+            if len(seen) < 1000:
+                seen.append(line)
+
+    def _finish_analysis(self) -> None:
+        """Stop an analysis still running, so the next command finds the engine idle."""
+        analysis, self._analysis = self._analysis, None
+        if analysis is not None and analysis.result is None and not self._eof:
+            analysis.finish()
 
     def ping(self, timeout: Optional[float] = None) -> None:
         """``isready`` and wait for ``readyok``; raises :class:`EngineError` on an error reported meanwhile."""
+        self._finish_analysis()
         self.send("isready")
         lines = self._lines_until("readyok", self.timeout if timeout is None else timeout)
         errors = [ln for ln in lines if ln.startswith("info string error")]
@@ -415,6 +456,7 @@ class Engine:
     # --- commands ----------------------------------------------------------------
     def configure(self, options: Mapping[str, Any]) -> None:
         """Set options (names case-insensitive); unknown names or values the engine refuses raise."""
+        self._finish_analysis()
         for name, value in options.items():
             opt = self.options.get(name.lower())
             if opt is None and self.options:
@@ -431,6 +473,7 @@ class Engine:
 
     def new_game(self) -> None:
         """``ucinewgame`` (clears the engine's tables) and wait until it is ready."""
+        self._finish_analysis()
         self.send("ucinewgame")
         self.ping(READY_TIMEOUT)
 
@@ -447,6 +490,7 @@ class Engine:
         """Send position and go; the position searched and the monotonic deadline for bestmove."""
         if limit.is_empty():
             raise ValueError("the limit is empty: give depth, nodes, movetime, time, clocks or infinite")
+        self._finish_analysis()
         want = multipv or 1
         if want != self._multipv and ("multipv" in self.options or want != 1):
             self.configure({"MultiPV": want})
@@ -463,7 +507,7 @@ class Engine:
         """The next search event: ``("info", Info, None)`` or ``("bestmove", move text, ponder text)``."""
         while True:
             try:
-                line = self.read_line(deadline - time.monotonic(), "searching")
+                line = self._line_before(deadline, "searching")
             except EngineTimeoutError:
                 self._abort_search()
                 raise
@@ -514,7 +558,8 @@ class Engine:
         """
         limit = limit if limit is not None else Limit(infinite=True)
         current, deadline = self._start_search(position, limit, multipv, timeout)
-        return Analysis(self, current, deadline)
+        self._analysis = Analysis(self, current, deadline)
+        return self._analysis
 
     def _resolve(self, best: Optional[str], ponder: Optional[str], current: Position, info: Info) -> PlayResult:
         if best is None or best in ("(none)", "0000"):
@@ -539,7 +584,7 @@ class Engine:
             self.send("stop")
             self._lines_until("bestmove", 2.0)
         except EngineError:
-            self.close(kill=True)
+            self.close(timeout=1.0, kill=True)
 
     def analyse(self, position: PositionLike, limit: Limit, multipv: Optional[int] = None,
                 timeout: Optional[float] = None) -> Union[Info, list[Info]]:
@@ -565,6 +610,10 @@ class Engine:
         if self._closed:
             return self.process.returncode
         try:
+            self._finish_analysis()
+        except EngineError:
+            pass
+        try:
             if self.process.poll() is None:
                 self.send("quit")
         except EngineError:
@@ -572,20 +621,36 @@ class Engine:
         return self.close(timeout)
 
     def close(self, timeout: float = 5.0, kill: bool = False) -> Optional[int]:
-        """End the process (kill it if it does not exit within ``timeout``) and close the pipes."""
-        if kill and self.process.poll() is None:
-            self.process.kill()
+        """End the process (kill its process group if it does not exit within ``timeout``).
+
+        Only stdin is closed here: stdout and stderr belong to the reader threads, which end
+        when the group is gone (closing a pipe another thread is reading can block).
+        Returns the exit code, or None if the process could not even be reaped.
+        """
+        if kill:
+            self._kill_group()
         try:
             self.process.stdin.close()
         except (OSError, ValueError):
             pass
         try:
-            code = self.process.wait(timeout=timeout)
+            code: Optional[int] = self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            self.process.kill()
-            code = self.process.wait(timeout=timeout)
+            code = None
+        self._kill_group()     # also whatever the engine started and left behind
+        if code is None:
+            try:
+                code = self.process.wait(timeout=5.0)
+            except subprocess.TimeoutExpired:
+                code = None
         self._closed = True
         return code
+
+    def _kill_group(self) -> None:
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except OSError:
+            pass
 
     def __enter__(self) -> "Engine":
         return self
@@ -597,7 +662,7 @@ class Engine:
         proc = getattr(self, "process", None)
         if proc is not None and proc.poll() is None:
             try:
-                proc.kill()
+                os.killpg(proc.pid, signal.SIGKILL)
             except OSError:
                 pass
 
@@ -633,6 +698,8 @@ class Analysis:
             if a.multipv == 1:
                 self.info = a
             return a
+        if self.engine._analysis is self:
+            self.engine._analysis = None
         self.result = self.engine._resolve(a, b, self.position, self.info)
         return None
 
@@ -658,13 +725,23 @@ class Analysis:
         assert self.result is not None
         return self.result
 
+    def finish(self, grace: float = STOP_GRACE) -> Optional[PlayResult]:
+        """Stop the search and read up to its ``bestmove`` within ``grace`` seconds; the result.
+
+        An engine that does not answer in time is killed (:class:`EngineTimeoutError`).
+        """
+        if self.result is not None:
+            return self.result
+        self.stop()
+        self.deadline = min(self.deadline, time.monotonic() + grace)
+        return self.wait()
+
     def __enter__(self) -> "Analysis":
         return self
 
     def __exit__(self, *exc: Any) -> None:
         if self.result is None and not self.engine._eof:
-            self.stop()
-            self.wait()
+            self.finish()
 
 
 def _parse_option(line: str) -> Optional[Option]:

@@ -10,6 +10,11 @@ FEN (PDN form)::
 lower case, spaces after separators, the ``[FEN "..."]`` tag wrapper, a trailing
 ``.`` and PDN's optional extra fields such as ``:H0:F1``.
 
+Only ASCII is accepted (apart from ``×`` as a capture mark): digits ``0-9``, and
+plain spaces or tabs between items.
+Other Unicode digits (``١١``, fullwidth ``１１``) and spaces (NBSP) are refused with
+an error that names the character, so text that merely looks right never passes.
+
 Move text: ``11-15`` for a plain move, ``15x24x31`` for a capture (start square,
 then every landing square).  Matching text to a legal move lives in
 :mod:`uci_checkers.position` because it needs the move generator; this module
@@ -53,14 +58,24 @@ class FenParts:
     turn: int
 
 
-_WRAPPER = re.compile(r'^\[\s*FEN\s+"(.*)"\s*\]$', re.IGNORECASE | re.DOTALL)
-_ITEM = re.compile(r"^(K?)(\d+)(?:-(K?)(\d+))?$")
+_WRAPPER = re.compile(r'^\[\s*FEN\s+"(.*)"\s*\]$', re.IGNORECASE | re.DOTALL | re.ASCII)
+# Squares have at most two digits: longer numbers are refused before int() sees them.
+_ITEM = re.compile(r"^(K?)([0-9]{1,3})(?:-(K?)([0-9]{1,3}))?$")
+
+
+def _require_ascii(text: str, what: str, error: type, allowed: str = "") -> None:
+    """Refuse any non-ASCII character but ``allowed`` (Unicode digits and spaces look right but are not the format)."""
+    for ch in text:
+        if ord(ch) > 127 and ch not in allowed:
+            raise error(f"{what} contains the non-ASCII character U+{ord(ch):04X} {ch!r}: "
+                        "use ASCII digits and spaces only")
 
 
 def parse_fen(text: str) -> FenParts:
     """Read a PDN FEN; raise :class:`InvalidFenError` saying what is wrong."""
     if not isinstance(text, str):
         raise InvalidFenError("FEN must be text")
+    _require_ascii(text, "FEN", InvalidFenError)
     s = text.strip()
     m = _WRAPPER.match(s)
     if m:
@@ -72,17 +87,17 @@ def parse_fen(text: str) -> FenParts:
     fields = [f.strip() for f in s.split(":")]
     side = fields[0].upper()
     if side not in ("B", "W"):
-        raise InvalidFenError(f"FEN must start with the side to move 'B' or 'W', not {fields[0]!r}")
+        raise InvalidFenError(f"FEN must start with the side to move 'B' or 'W', not {fields[0][:40]!r}")
     turn = BLACK if side == "B" else WHITE
     lists: dict[str, list[tuple[int, bool]]] = {}
     for field in fields[1:]:
         if not field:
-            raise InvalidFenError(f"empty field in FEN {text.strip()!r}")
+            raise InvalidFenError(f"empty field in FEN {text.strip()[:80]!r}")
         colour = field[0].upper()
-        if colour in ("H", "F") and field[1:].strip().isdigit():
+        if colour in ("H", "F") and re.fullmatch(r"[0-9]{1,6}", field[1:].strip()):
             continue  # PDN's optional half-move clock / move number fields
         if colour not in ("B", "W"):
-            raise InvalidFenError(f"FEN field {field!r} must start with 'W' or 'B'")
+            raise InvalidFenError(f"FEN field {field[:40]!r} must start with 'W' or 'B'")
         if colour in lists:
             raise InvalidFenError(f"FEN lists the {'Black' if colour == 'B' else 'White'} pieces twice")
         lists[colour] = _parse_piece_list(field[1:], colour)
@@ -122,7 +137,7 @@ def _parse_piece_list(body: str, colour: str) -> list[tuple[int, bool]]:
         item = raw.strip().upper().replace(" ", "")
         m = _ITEM.match(item)
         if not m:
-            raise InvalidFenError(f"cannot read {raw.strip()!r} in the {colour} piece list")
+            raise InvalidFenError(f"cannot read {raw.strip()[:40]!r} in the {colour} piece list")
         king = m.group(1) == "K"
         first = int(m.group(2))
         last = int(m.group(4)) if m.group(4) is not None else first
@@ -151,7 +166,9 @@ def format_fen(black: int, white: int, kings: int, turn: int) -> str:
     return f"{'B' if turn == BLACK else 'W'}:W{piece_list(white)}:B{piece_list(black)}"
 
 
-_MOVE_TOKEN = re.compile(r"^\d+([-xX:×]\d+)+$")
+_MOVE_TOKEN = re.compile(r"^[0-9]{1,3}([-xX:×][0-9]{1,3})+$")
+_TOO_LONG = re.compile(r"[0-9]{4,}")
+MAX_PATH_SQUARES = 13     # a start square and at most 12 landings (one per captured piece)
 
 
 def parse_move_text(text: str) -> tuple[list[int], bool]:
@@ -162,14 +179,20 @@ def parse_move_text(text: str) -> tuple[list[int], bool]:
     """
     if not isinstance(text, str):
         raise InvalidMoveError("move must be text")
+    _require_ascii(text, "move", InvalidMoveError, allowed="×")
     s = text.strip()
+    if _TOO_LONG.search(s):
+        raise InvalidMoveError(f"move {s[:40]!r} has a number of more than three digits: squares are 1-32")
     if not _MOVE_TOKEN.match(s):
         raise InvalidMoveError(f"cannot read move {text.strip()[:40]!r}: expected squares joined by '-' or 'x', "
                                "like 11-15 or 15x24x31")
     squares = [int(t) for t in re.split(r"[-xX:×]", s)]
+    if len(squares) > MAX_PATH_SQUARES:
+        raise InvalidMoveError(f"move {s[:40]!r}... names {len(squares)} squares; a capture takes at most "
+                               f"12 pieces ({MAX_PATH_SQUARES} squares)")
     for sq in squares:
         if not 1 <= sq <= 32:
-            raise InvalidMoveError(f"square {sq} in move {s!r} is outside 1-32")
+            raise InvalidMoveError(f"square {sq} in move {s[:40]!r} is outside 1-32")
     return squares, bool(re.search(r"[xX:×]", s))
 
 

@@ -13,8 +13,10 @@ gives a move.  ``--moves "11-15 23-19"`` plays moves from the FEN first (the
 engine then knows the history for repetitions); ``--multipv K`` prints K lines
 ``pv<k> ...`` / ``score<k> ...``; ``--json`` prints one JSON object instead;
 ``--verbose`` shows the engine's progress on stderr.  The search runs in this
-process through the engine facade (no subprocess).  Exit status: 0, or 2 for
-bad arguments (an unreadable FEN, an illegal move).
+process through the engine facade (no subprocess); while the kernels compile (a
+first run) a line on stderr says so.  Exit status: 0, 2 for bad arguments (an
+unreadable FEN, an illegal move, a refused option), 130 when interrupted (Ctrl-C
+or SIGTERM stop the search; nothing is printed on stdout).
 """
 from __future__ import annotations
 
@@ -24,9 +26,14 @@ import sys
 import threading
 from typing import Any, Optional
 
-from .cli import parse_option_args
+from .cli import COMPILING_NOTICE, announce_if_slow, parse_option_args
+from .interrupts import interrupt_event, raise_if_interrupted
 
 __all__ = ["main", "search_position"]
+
+MAX_DEPTH = 200
+MAX_MOVETIME_MS = 3_600_000
+MAX_MULTIPV = 64
 
 
 def search_position(fen: Optional[str] = None, moves: Optional[list[str]] = None, movetime: Optional[int] = None,
@@ -42,34 +49,50 @@ def search_position(fen: Optional[str] = None, moves: Optional[list[str]] = None
 
     start = Position.from_fen(fen) if fen else Position.start()
     engine = Engine()
-    engine.start_warmup()
-    for name, value in (options or {}).items():
-        engine.set_option(name, value)
-    if multipv > 1:
-        engine.set_option("MultiPV", str(multipv))
-    engine.set_position(start, list(moves or []))
-    if movetime is None and depth is None:
-        movetime = 1000
-    engine.ensure_ready()
-    infos: dict[int, Any] = {}
-    done = threading.Event()
-    box: list[Any] = []
+    try:
+        engine.start_warmup()
+        for name, value in (options or {}).items():
+            engine.set_option(name, value)
+        if multipv > 1:
+            engine.set_option("MultiPV", str(multipv))
+        engine.set_position(start, list(moves or []))
+        if movetime is None and depth is None:
+            movetime = 1000
+        if not announce_if_slow(lambda: engine.ensure_ready(abort=interrupt_event()),
+                                f"uci-checkers go: {COMPILING_NOTICE}"):
+            raise KeyboardInterrupt           # the wait was cut short by an interrupt
+        infos: dict[int, Any] = {}
+        done = threading.Event()
+        box: list[Any] = []
 
-    def info_cb(info: Any) -> None:
-        infos[getattr(info, "multipv", 1)] = info
-        if on_info is not None:
-            on_info(info)
+        def info_cb(info: Any) -> None:
+            infos[getattr(info, "multipv", 1)] = info
+            if on_info is not None:
+                on_info(info)
 
-    def done_cb(result: Any) -> None:
-        box.append(result)
-        done.set()
+        def done_cb(result: Any) -> None:
+            box.append(result)
+            done.set()
 
-    engine.go(GoParams(movetime=movetime, depth=depth), info_cb, done_cb)
-    if not done.wait(timeout):
-        engine.stop()
-        done.wait(5.0)
-    engine.quit()
-    return (box[0] if box else None), infos, engine.game
+        engine.go(GoParams(movetime=movetime, depth=depth), info_cb, done_cb)
+        if not _wait(done, timeout):
+            engine.stop()
+            done.wait(5.0)
+        return (box[0] if box else None), infos, engine.game
+    finally:
+        engine.quit()             # also on Ctrl-C: the search is stopped before the interrupt goes on
+
+
+def _wait(event: threading.Event, timeout: Optional[float]) -> bool:
+    """``event.wait(timeout)`` in short slices, so that Ctrl-C is taken at once."""
+    import time
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not event.wait(0.1):
+        raise_if_interrupted()
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
+    return True
 
 
 def _score_words(info: Any) -> list[str]:
@@ -91,9 +114,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--verbose", action="store_true", help="engine progress on stderr")
     args = p.parse_args(argv)
-    if (args.movetime is not None and args.movetime < 1) or (args.depth is not None and args.depth < 1) \
-            or args.multipv < 1:
-        print("uci-checkers go: --movetime, --depth and --multipv must be positive", file=sys.stderr)
+    if (args.movetime is not None and not 1 <= args.movetime <= MAX_MOVETIME_MS) \
+            or (args.depth is not None and not 1 <= args.depth <= MAX_DEPTH) or not 1 <= args.multipv <= MAX_MULTIPV:
+        print(f"uci-checkers go: --movetime must be 1-{MAX_MOVETIME_MS}, --depth 1-{MAX_DEPTH}, "
+              f"--multipv 1-{MAX_MULTIPV}", file=sys.stderr)
         return 2
     try:
         options = parse_option_args(args.option)
@@ -112,6 +136,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     except ValueError as exc:     # NotationError, OptionError
         print(f"uci-checkers go: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("uci-checkers go: interrupted", file=sys.stderr)
+        return 130
     if result is None:
         print("uci-checkers go: the search did not finish", file=sys.stderr)
         return 1

@@ -48,17 +48,19 @@ again gives the same text.
 from __future__ import annotations
 
 import bisect
+import os
 import re
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Optional, Union
+from typing import Iterable, Iterator, Optional, Union, overload
 
 from .bitboard import BLACK
 from .notation import NotationError
 from .position import Game, Move, Position
 
 __all__ = ["PdnError", "PdnGame", "PdnDocument", "parse_pdn", "read_game", "read_pdn_file", "iter_games",
-           "write_game", "write_games", "write_pdn_file", "normalize_result", "RESULTS"]
+           "write_game", "write_games", "write_pdn_file", "write_text_atomic", "normalize_result", "RESULTS"]
 
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
 _RESULT_FORMS = {"1-0": "1-0", "0-1": "0-1", "1/2-1/2": "1/2-1/2", "*": "*", "2-0": "1-0", "0-2": "0-1",
@@ -192,7 +194,11 @@ class PdnGame:
 
 @dataclass
 class PdnDocument:
-    """What a PDN text held: the games that could be read and one error per broken game."""
+    """What a PDN text held: the games that could be read and one error per broken game.
+
+    It behaves as the sequence of its readable games: ``len(doc)``, ``doc[0]``,
+    ``doc[-1]``, ``doc[2:5]`` and iteration all look at ``games``.
+    """
 
     games: list[PdnGame]
     errors: list[PdnError]
@@ -202,6 +208,15 @@ class PdnDocument:
 
     def __len__(self) -> int:
         return len(self.games)
+
+    @overload
+    def __getitem__(self, index: int) -> PdnGame: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[PdnGame]: ...
+
+    def __getitem__(self, index: Union[int, slice]) -> Union[PdnGame, list[PdnGame]]:
+        return self.games[index]
 
 
 # --------------------------------------------------------------------------
@@ -220,21 +235,34 @@ _BARE_TAG = re.compile(r'\[[ \t]*([A-Za-z0-9_]+)[ \t]+([^\]"\n]*?)[ \t]*\]')
 # Real files put unescaped quotes inside values: take everything up to the line's last quote.
 _LOOSE_TAG = re.compile(r'\[[ \t]*([A-Za-z0-9_]+)[ \t]*"(.*)"[ \t]*\][ \t]*(?=\r?\n|$)')
 _TAG_LINE_START = re.compile(r'\n[ \t]*\[[ \t]*[A-Za-z0-9_]+[ \t]+"')
-_WORD_STOP = set(" \t\r\n{}()[];$")
-_NUMBER = re.compile(r"^(\d+)(\.+)(.*)$")
-_MOVE = re.compile(r"^(\d+(?:[-xX:×]\d+)+)([!?]*)$")
+_WORD_END = re.compile(r"[ \t\r\n{}()\[\];$]")     # a word runs up to one of these
+_DIGITS = re.compile(r"[0-9]*")
+# ASCII digits only (``\d`` would take Arabic-Indic or fullwidth digits too).
+_NUMBER = re.compile(r"^([0-9]+)(\.+)(.*)$", re.DOTALL)
+_MOVE = re.compile(r"^([0-9]+(?:[-xX:×][0-9]+)+)([!?]*)$")
 _ALPHA_MOVE = re.compile(r"^[a-hA-H][1-8](?:[-xX:][a-hA-H][1-8])+[!?]*$")
 _UNESCAPE = re.compile(r"\\(.)")
+MAX_MOVE_NUMBER_DIGITS = 6       # a longer move number is an error for its game, never an int() of 5,000 digits
 
 
-def _next_tag_line(text: str, start: int, end: int) -> int:
-    """Offset of the first line within text[start:end] that starts a tag pair, or -1."""
-    m = _TAG_LINE_START.search(text, start, end)
-    return m.start() + 1 if m else -1
+class _TagLines:
+    """Offsets of the lines that start a tag pair, found once, so that bounding a
+    broken comment or variation costs a bisection instead of a rescan of the file."""
+
+    def __init__(self, text: str) -> None:
+        self.starts = [m.start() + 1 for m in _TAG_LINE_START.finditer(text)]
+
+    def next_in(self, start: int, end: int) -> int:
+        """Offset of the first tag line starting within (start, end), or -1."""
+        k = bisect.bisect_right(self.starts, start)
+        return self.starts[k] if k < len(self.starts) and self.starts[k] < end else -1
 
 
 def _tokenize(text: str) -> Iterator[_Token]:
+    """Tokens of a PDN text.  Every branch consumes at least one character, so the
+    loop ends on any input; a broken ``{`` or ``(`` never looks past the next tag line."""
     i, n = 0, len(text)
+    tag_lines = _TagLines(text)
     while i < n:
         c = text[i]
         if c in " \t\r\n\f\v":
@@ -256,13 +284,16 @@ def _tokenize(text: str) -> Iterator[_Token]:
                 j = text.find("\n", i)
                 j = n if j < 0 else j
                 yield _Token("tagerror", f"cannot read tag {text[i:j].strip()[:60]!r}", i)
-                i = j
+                i = max(j, i + 1)
+        elif c == "]":
+            yield _Token("error", "']' outside a tag pair", i)
+            i += 1
         elif c == "{":
-            close = text.find("}", i + 1)
-            tag_at = _next_tag_line(text, i, close if close >= 0 else n)
-            if close < 0 or tag_at >= 0:
+            limit = tag_lines.next_in(i, n)
+            close = text.find("}", i + 1, n if limit < 0 else limit)
+            if close < 0:
                 yield _Token("error", "comment '{' is never closed", i)
-                i = tag_at if tag_at >= 0 else n
+                i = n if limit < 0 else limit
             else:
                 yield _Token("comment", text[i + 1:close].strip(), i)
                 i = close + 1
@@ -272,11 +303,11 @@ def _tokenize(text: str) -> Iterator[_Token]:
             yield _Token("comment", text[i + 1:j].strip(), i)
             i = j
         elif c == "(":
-            end = _match_paren(text, i)
-            tag_at = _next_tag_line(text, i, end if end >= 0 else n)
-            if end < 0 or tag_at >= 0:
+            limit = tag_lines.next_in(i, n)
+            end = _match_paren(text, i, n if limit < 0 else limit)
+            if end < 0:
                 yield _Token("error", "variation '(' is never closed", i)
-                i = tag_at if tag_at >= 0 else n
+                i = n if limit < 0 else limit
             else:
                 yield _Token("variation", " ".join(text[i + 1:end].split()), i)
                 i = end + 1
@@ -287,11 +318,11 @@ def _tokenize(text: str) -> Iterator[_Token]:
             yield _Token("error", "'}' without a comment to close", i)
             i += 1
         elif c == "$":
-            j = i + 1
-            while j < n and text[j].isdigit():
-                j += 1
+            j = _DIGITS.match(text, i + 1).end()
             if j == i + 1:
                 yield _Token("error", "'$' without a NAG number", i)
+            elif j - i - 1 > MAX_MOVE_NUMBER_DIGITS:
+                yield _Token("error", f"NAG number of {j - i - 1} digits", i)
             else:
                 yield _Token("nag", text[i:j], i)
             i = j
@@ -299,21 +330,23 @@ def _tokenize(text: str) -> Iterator[_Token]:
             yield _Token("result", "*", i)
             i += 1
         else:
-            j = i
-            while j < n and text[j] not in _WORD_STOP:
-                j += 1
+            m = _WORD_END.search(text, i + 1)
+            j = m.start() if m else n
             yield from _classify_word(text[i:j], i)
             i = j
 
 
 def _classify_word(word: str, pos: int) -> Iterator[_Token]:
     while word:
-        result = normalize_result(word)
+        result = normalize_result(word) if len(word) <= 8 else None
         if result is not None:
             yield _Token("result", word, pos)
             return
         m = _NUMBER.match(word)
         if m:
+            if len(m.group(1)) > MAX_MOVE_NUMBER_DIGITS:
+                yield _Token("error", f"move number of {len(m.group(1))} digits", pos)
+                return
             yield _Token("number", m.group(1) + m.group(2), pos)
             pos += len(word) - len(m.group(3))
             word = m.group(3)
@@ -332,14 +365,16 @@ def _classify_word(word: str, pos: int) -> Iterator[_Token]:
         if _ALPHA_MOVE.match(word):
             yield _Token("error", f"alphanumeric move {word!r}: only numeric English notation is supported", pos)
             return
-        yield _Token("error", f"unexpected text {word[:40]!r}", pos)
+        odd = next((ch for ch in word if ord(ch) > 127), None)
+        why = f" (non-ASCII character U+{ord(odd):04X}: moves take ASCII digits only)" if odd else ""
+        yield _Token("error", f"unexpected text {word[:40]!r}{why}", pos)
         return
 
 
-def _match_paren(text: str, i: int) -> int:
-    """Index of the ')' closing the '(' at i (skipping comments), or -1."""
-    depth, j, n = 0, i, len(text)
-    while j < n:
+def _match_paren(text: str, i: int, end: int) -> int:
+    """Index of the ')' closing the '(' at i (skipping comments) before ``end``, or -1."""
+    depth, j = 0, i
+    while j < end:
         c = text[j]
         if c == "(":
             depth += 1
@@ -348,12 +383,12 @@ def _match_paren(text: str, i: int) -> int:
             if depth == 0:
                 return j
         elif c == "{":
-            k = text.find("}", j + 1)
+            k = text.find("}", j + 1, end)
             if k < 0:
                 return -1
             j = k
         elif c == ";":
-            k = text.find("\n", j)
+            k = text.find("\n", j, end)
             if k < 0:
                 return -1
             j = k
@@ -580,5 +615,42 @@ def write_games(games: Iterable[PdnGame], width: int = 80) -> str:
 
 
 def write_pdn_file(path: Union[str, Path], games: Iterable[PdnGame], width: int = 80) -> None:
-    """Write games to a UTF-8 PDN file."""
-    Path(path).write_text(write_games(games, width), encoding="utf-8")
+    """Write games to a UTF-8 PDN file, atomically: the file holds the old text or the new, never a part."""
+    write_text_atomic(path, write_games(games, width))
+
+
+def write_text_atomic(path: Union[str, Path], text: str) -> None:
+    """Replace ``path`` with ``text`` (UTF-8): a temporary file beside it, fsync, then ``os.replace``.
+
+    A crash or a kill at any moment leaves either the old file or the new one.
+    """
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(target.parent or "."))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        if target.exists():
+            os.chmod(tmp, target.stat().st_mode & 0o7777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:                               # make the rename itself durable
+        dir_fd = os.open(str(target.parent or "."), os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)

@@ -12,7 +12,10 @@ Command line (``uci-checkers perft``)::
 prints the leaf count, the wall time, leaves per second and the CPU time of the
 counting thread; ``--repeat K`` runs K times and adds the medians; ``--divide``
 prints one ``<move>: <count>`` line per legal move (full landing path), a blank
-line, then the totals.
+line, then the totals.  The count runs root move by root move in a worker thread:
+after two seconds each finished root move is reported on stderr (and every ten
+seconds that the count goes on), and Ctrl-C (or
+SIGTERM) stops it with exit status 130.  ``--depth`` is at most 20.
 
 >>> perft(Position.start(), 4)
 1469
@@ -23,6 +26,7 @@ import argparse
 import contextlib
 import statistics
 import sys
+import threading
 import time
 from typing import Optional, Sequence, TextIO
 
@@ -32,6 +36,7 @@ from . import movegen as mg
 from ._jit import borrow, ctz, kernel
 from .movegen import (_BCROWN, _SQ, _WCROWN, CAPTURE_MASK, MAX_MOVES, PROMOTION_FLAG, _count_side, _gen_chains,
                       _jumpers, count_moves, gen_captures, step_movers, step_origin, step_targets)
+from .interrupts import raise_if_interrupted
 from .notation import NotationError
 from .position import Move, Position
 
@@ -253,20 +258,75 @@ def _line(label: str, leaves: int, seconds: float, cpu: float) -> str:
     return f"{label}: {leaves} leaves in {seconds:.3f} s ({_rate(leaves, seconds)}, cpu {cpu:.3f} s)"
 
 
+MAX_CLI_DEPTH = 20        # perft 20 from the start is ~10^14 leaves: days; deeper is never what was meant
+PROGRESS_AFTER_S = 2.0     # a count that has run this long reports each finished root move on stderr
+HEARTBEAT_S = 10.0         # ... and says it is still counting at least this often
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="uci-checkers perft",
-        description="Count the leaves of the legal-move tree (every capture landing path is its own move).")
+        description="Count the leaves of the legal-move tree (every capture landing path is its own move). "
+                    "A long count reports its progress on stderr; Ctrl-C stops it (exit 130).")
     p.add_argument("--fen", default=None, help="start position as PDN FEN (default: the initial position)")
-    p.add_argument("--depth", type=int, required=True, help="plies to search (>= 0)")
+    p.add_argument("--depth", type=int, required=True, help=f"plies to search (0-{MAX_CLI_DEPTH})")
     p.add_argument("--divide", action="store_true", help="print the count below each legal move")
     p.add_argument("--repeat", type=int, default=1, metavar="K",
                    help="run K times and report each run and the median (default 1)")
     return p
 
 
+class _Counter:
+    """One perft run in a worker thread (the kernels release the GIL), root move by root move,
+    so the main thread stays free to take Ctrl-C and to report progress."""
+
+    def __init__(self, position: Position, depth: int, err: TextIO) -> None:
+        self.position = position
+        self.depth = depth
+        self.err = err
+        self.rows: list[tuple[Move, int]] = []
+        self.leaves = 0
+        self.cpu = 0.0
+        self.error: Optional[BaseException] = None
+        self.done = threading.Event()
+
+    def _work(self) -> None:
+        c0 = time.thread_time()
+        try:
+            if self.depth == 0:
+                self.leaves = 1
+            else:
+                for move in self.position.legal_moves():
+                    n = perft(self.position.play(move), self.depth - 1)
+                    self.rows.append((move, n))
+                    self.leaves += n
+        except BaseException as exc:      # handed to the main thread, which reports it
+            self.error = exc
+        finally:
+            self.cpu = time.thread_time() - c0
+            self.done.set()
+
+    def run(self) -> float:
+        """Count; return the wall time.  ``KeyboardInterrupt`` comes through (the worker is a daemon)."""
+        t0 = time.perf_counter()
+        threading.Thread(target=self._work, name="perft", daemon=True).start()
+        total = len(self.position.legal_moves()) if self.depth > 0 else 1
+        shown, last = 0, 0.0
+        while not self.done.wait(0.2):
+            raise_if_interrupted()
+            elapsed = time.perf_counter() - t0
+            # A line for each finished root move, and a heartbeat while a long one runs.
+            if elapsed >= PROGRESS_AFTER_S and (len(self.rows) > shown or elapsed - last >= HEARTBEAT_S):
+                shown, last = len(self.rows), elapsed
+                print(f"perft {self.depth}: {shown}/{total} root moves, {self.leaves} leaves so far, "
+                      f"{elapsed:.0f} s", file=self.err, flush=True)
+        if self.error is not None:
+            raise self.error
+        return time.perf_counter() - t0
+
+
 def main(argv: Optional[Sequence[str]] = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """``uci-checkers perft``: returns the exit code (0 ok, 2 bad arguments or FEN)."""
+    """``uci-checkers perft``: returns the exit code (0 ok, 2 bad arguments or FEN, 130 interrupted)."""
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     parser = _parser()
@@ -275,8 +335,9 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO | None = None, err: T
             args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:  # argparse has printed the help, or usage and the error on ``err``
         return 0 if exc.code is None else (exc.code if isinstance(exc.code, int) else 2)
-    if args.depth < 0:
-        print("uci-checkers perft: --depth must be >= 0", file=err)
+    if not 0 <= args.depth <= MAX_CLI_DEPTH:
+        print(f"uci-checkers perft: --depth must be between 0 and {MAX_CLI_DEPTH} "
+              f"(perft {MAX_CLI_DEPTH} from the start already takes days)", file=err)
         return 2
     if args.repeat < 1:
         print("uci-checkers perft: --repeat must be >= 1", file=err)
@@ -293,25 +354,23 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO | None = None, err: T
     times: list[float] = []
     cpus: list[float] = []
     leaves = 0
-    for run in range(1, args.repeat + 1):
-        t0 = time.perf_counter()
-        c0 = time.thread_time()
-        if args.divide:
-            rows = divide(position, args.depth)
-            leaves = sum(n for _, n in rows)
-        else:
-            leaves = perft(position, args.depth)
-        elapsed = time.perf_counter() - t0
-        cpu = time.thread_time() - c0
-        times.append(elapsed)
-        cpus.append(cpu)
-        if args.divide and run == 1:
-            for move, n in rows:
-                print(f"{move}: {n}", file=out)
-            print("", file=out)
-            print(f"moves: {len(rows)}", file=out)
-        label = f"perft {args.depth}" if args.repeat == 1 else f"perft {args.depth} run {run}"
-        print(_line(label, leaves, elapsed, cpu), file=out, flush=True)
+    try:
+        for run in range(1, args.repeat + 1):
+            counter = _Counter(position, args.depth, err)
+            elapsed = counter.run()
+            leaves = counter.leaves
+            times.append(elapsed)
+            cpus.append(counter.cpu)
+            if args.divide and run == 1:
+                for move, n in counter.rows:
+                    print(f"{move}: {n}", file=out)
+                print("", file=out)
+                print(f"moves: {len(counter.rows)}", file=out)
+            label = f"perft {args.depth}" if args.repeat == 1 else f"perft {args.depth} run {run}"
+            print(_line(label, leaves, elapsed, counter.cpu), file=out, flush=True)
+    except KeyboardInterrupt:
+        print(f"uci-checkers perft: interrupted after {len(times)} of {args.repeat} run(s)", file=err, flush=True)
+        return 130
     if args.repeat > 1:
         print(_line(f"perft {args.depth} median of {args.repeat}", leaves, statistics.median(times),
                     statistics.median(cpus)), file=out)

@@ -15,6 +15,9 @@ milliseconds.  ``--fault`` turns it into a deliberately broken engine:
   async        searches in a thread like a real engine: ``bestmove`` comes ``--slow-ms``
                after ``go`` (30 ms after ``stop``) while ``isready`` is answered at once
 
+Options: ``Hash``, ``NoProgressPlies`` and ``Move Overhead`` (default 50) are declared; a
+``setoption`` whose value is not a whole number is refused with ``info string error``.
+
 ``--fault-at N`` (default 1): the fault hits at the N-th ``go`` of each game (the
 ``go`` count restarts at ``ucinewgame``).  ``--log FILE`` appends every input line.
 """
@@ -182,9 +185,15 @@ def main() -> int:
             say("id author arena tests")
             say("option name Hash type spin default 16 min 1 max 1024")
             say("option name NoProgressPlies type spin default 80 min 0 max 1000")
+            say("option name Move Overhead type spin default 50 min 0 max 5000")
             say("uciok")
         elif cmd == "isready":
             say("readyok")
+        elif cmd == "setoption":
+            # Spin options take whole numbers: anything else is refused as a real engine does.
+            name, _, value = line.partition(" name ")[2].partition(" value ")
+            if value and not value.strip().lstrip("-").isdigit():
+                say(f"info string error: setoption: option {name.strip()} needs a whole number, not {value!r}")
         elif cmd == "ucinewgame":
             gos = 0
             rng = random.Random(args.seed)

@@ -46,8 +46,17 @@ repetition``, ``no progress``, ``ply cap``, ``time forfeit``, ``illegal move``
 ``engine crash`` and ``engine timeout`` (no ``uciok``/``readyok``/``bestmove``).
 A crashed or hung engine is restarted for its next game.
 
-Exit status: 0 when the match ran, 2 for bad arguments, 3 when the backend could not
-start (e.g. Ray missing), 130 when interrupted (SIGINT/SIGTERM; continue with ``--resume``).
+Before the first game everything given is checked: numbers, the engine commands
+(they must exist), the output files (their directories must be writable) and,
+for ``--plot``, matplotlib.  An engine that has no option of a name given with
+``option.NAME=`` or refuses its value (``info string error ...`` before
+``readyok``) stops the match at its first start.  ``--resume`` refuses a file whose
+games were played with other limits.  The arena warns on stderr when an engine's
+``Move Overhead`` takes most or all of a fixed ``--movetime``.
+
+Exit status: 0 when the match ran, 2 for bad arguments (or an engine that cannot
+start or refuses its options), 3 when the backend could not start (e.g. Ray
+missing), 130 when interrupted (SIGINT/SIGTERM; continue with ``--resume``).
 """
 from __future__ import annotations
 
@@ -138,13 +147,23 @@ def _parse_kv(tokens: Sequence[str], where: str) -> dict[str, str]:
     return out
 
 
+# Upper bounds (checked at parse time, so no huge number reaches an engine or a timer).
+_MAX_LIMIT = {"movetime": 1_000_000_000, "depth": 1000, "nodes": 10 ** 15}
+
+
 def _int(value: str, key: str) -> int:
+    text = value.strip()
+    if len(text) > 20 or not text.isascii():
+        raise EngineConfigError(f"{key}={value[:30]!r}: not a whole number in range")
     try:
-        n = int(value)
+        n = int(text)
     except ValueError:
         raise EngineConfigError(f"{key}={value!r}: not a whole number") from None
     if n <= 0:
         raise EngineConfigError(f"{key}={value!r}: must be positive")
+    top = _MAX_LIMIT[key.lstrip("-")]
+    if n > top:
+        raise EngineConfigError(f"{key}={value!r}: at most {top}")
     return n
 
 
@@ -204,30 +223,64 @@ def engines_from_args(args: argparse.Namespace) -> list[EngineConfig]:
     return configs
 
 
-def _terminate_as_interrupt():
-    """SIGTERM (a batch system or ``kill``) stops the match as Ctrl-C does: cleanly, resumable.
+MAX_TIMEOUT_S = 1_000_000.0      # ~11 days: any longer wait is a typo, and the OS refuses much longer ones
+MAX_MARGIN_MS = 3_600_000
 
-    Returns the previous handler (to restore), or ``None`` when none was installed.
-    """
-    import signal
-    import threading
 
-    def handler(signum, frame):
-        raise KeyboardInterrupt
+def _check_numbers(args: argparse.Namespace) -> None:
+    """Refuse numbers that cannot mean anything (checked before any work)."""
+    for flag, value in (("--timeout-uci", args.timeout_uci), ("--timeout-ready", args.timeout_ready),
+                        ("--timeout-move", args.timeout_move)):
+        if not (0 < value <= MAX_TIMEOUT_S):          # also refuses nan
+            raise EngineConfigError(f"{flag} {value:g}: must be more than 0 and at most {MAX_TIMEOUT_S:g} s")
+    if not 0 <= args.margin <= MAX_MARGIN_MS:
+        raise EngineConfigError(f"--margin {args.margin}: must be between 0 and {MAX_MARGIN_MS} ms")
+    if args.concurrency is not None and not 1 <= args.concurrency <= 1024:
+        raise EngineConfigError("--concurrency must be between 1 and 1024")
+    if args.max_plies < 1 or args.max_plies > 100_000:
+        raise EngineConfigError("--max-plies must be between 1 and 100000")
+    if not 0 <= args.no_progress_plies <= 100_000:
+        raise EngineConfigError("--no-progress-plies must be between 0 and 100000")
 
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    try:
-        return signal.signal(signal.SIGTERM, handler)
-    except (ValueError, OSError):
-        return None
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Every output file writable, and matplotlib present for --plot, before a game is played."""
+    from ..cli import check_output_path
+
+    for path, what in ((args.pdn_out, "--pdn-out"), (args.json, "--json"), (args.plot, "--plot")):
+        if path is not None:
+            try:
+                check_output_path(path, what)
+            except ValueError as exc:
+                raise EngineConfigError(str(exc)) from None
+    if args.plot is not None:
+        from .plot import plot_available
+
+        why = plot_available()
+        if why:
+            raise EngineConfigError(f"--plot: {why}")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of ``uci-checkers match``; returns the exit status."""
+    from ..interrupts import handle_interrupts
+
+    # The handlers come first: an interrupt while the resume file is read and rewritten,
+    # or while engines start, must end as cleanly as one during the games.
+    with handle_interrupts():
+        try:
+            return _main(argv)
+        except KeyboardInterrupt:
+            print("\narena: interrupted; the games finished so far are in the PDN (continue with --resume)",
+                  file=sys.stderr)
+            return 130
+
+
+def _main(argv: Optional[Sequence[str]]) -> int:
     parser = build_parser()
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     from .backends import BackendError, make_backend
+    from .engine import check_command
     from .game import Settings
     from .openings import OpeningError, load, ordered
     from .plot import write_plot
@@ -239,10 +292,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return code
 
     try:
+        _check_numbers(args)
         engines = engines_from_args(args)
+        if args.backend == "local":        # Ray workers run the commands on their own machines
+            for e in engines:
+                if e.command is not None:
+                    check_command(e.command, e.cwd)
+        _check_outputs(args)
         tournament = args.tournament or "match"
-        if args.concurrency is not None and args.concurrency < 1:
-            raise EngineConfigError("--concurrency must be at least 1")
         book = ordered(load(args.openings), args.seed, shuffle=not args.book_order)
         games = args.games if args.games is not None else 2 * len(book)
         if games < 1:
@@ -268,21 +325,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               f"{args.concurrency or ('1' if args.backend == 'local' else 'one per CPU')} at a time, "
               f"backend {args.backend}", file=sys.stderr)
     status = 0
-    previous = _terminate_as_interrupt()
+    result = None
     try:
         backend = make_backend(args.backend, settings, args.concurrency, args.address, log)
         result = match.run(backend)
     except BackendError as exc:
         return fail(str(exc), 3)
+    except EngineConfigError as exc:     # an engine refused its options or could not be started
+        status = fail(str(exc))
+        if match.finished == match.resumed:
+            return status
     except KeyboardInterrupt:
         print("\narena: interrupted; the games finished so far are in the PDN "
               "(continue with --resume)", file=sys.stderr)
         status = 130
-        result = None
-    finally:
-        if previous is not None:
-            import signal
-            signal.signal(signal.SIGTERM, previous)
     print(match.table())
     extra = {"interrupted": status == 130,
              "stopped_by_sprt": bool(result and result.stopped_early)}

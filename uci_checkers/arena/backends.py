@@ -26,6 +26,7 @@ import threading
 from pathlib import Path
 from typing import Callable, Optional
 
+from ..interrupts import raise_if_interrupted
 from .game import EnginePool, GameJob, GameRecord, Settings, play_game
 
 OnResult = Callable[[GameRecord], bool]
@@ -84,12 +85,16 @@ class LocalBackend:
                 try:
                     kind, item = done.get(timeout=0.2)
                 except queue.Empty:
+                    raise_if_interrupted()
                     continue
                 if kind == "exit":
                     running -= 1
                 elif kind == "error":
+                    # A bug or an engine that cannot be configured: no game can be trusted
+                    # to finish, so the others are abandoned too (they are not written).
                     error = error or item  # type: ignore[assignment]
                     no_more.set()
+                    abort.set()
                 elif kind == "game":
                     if not on_result(item):  # type: ignore[arg-type]
                         no_more.set()
@@ -179,6 +184,7 @@ class RayBackend:
                     job = pending.pop()
                     in_flight[remote.remote(job, self.settings)] = job
                 ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=1.0)
+                raise_if_interrupted()
                 for ref in ready:
                     job = in_flight.pop(ref)
                     record = ray.get(ref)      # an exception here is a bug: let it surface

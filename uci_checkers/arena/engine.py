@@ -1,21 +1,34 @@
 """Driving one engine process over the protocol (protocol.md): start, handshake, search, stop.
 
 ``EngineProcess`` owns a subprocess with pipes; a daemon reader thread turns its
-stdout into a queue of lines so that every wait has a timeout and a hung engine
-can never block the arena.  Failures are reported as exceptions the game runner
-maps onto a lost game:
+stdout into a queue of lines, each stamped with its arrival time, so that every
+wait has a deadline and a hung engine can never block the arena.  A line counts
+when it arrived before the deadline (however late the arena reads it), and the
+first line stamped after the deadline ends the wait, so an engine that floods
+``info`` lines without ever answering still times out.  The
+process is started in its own process group (session) and is killed as a group:
+an engine started through a shell script without ``exec`` leaves no orphan, and
+the arena never blocks on a pipe (only the reader thread reads or closes stdout).
+
+Failures of the engine are reported as exceptions the game runner maps onto a
+lost game:
 
 * :class:`EngineCrashed`  the process exited or closed its pipes;
 * :class:`EngineTimeout`  no ``uciok`` / ``readyok`` / ``bestmove`` in time.
 
 Both subclass :class:`EngineError` (a ``RuntimeError``: these are faults of the
-engine process, not bad values given by the user).
+engine process).  Faults of the description given by the user are
+:class:`EngineConfigError`: :class:`EngineStartError` (the command cannot be
+started) and :class:`EngineOptionError` (an option the engine does not have, or
+a value it refuses); the arena stops at once with exit status 2 for those.
 """
 from __future__ import annotations
 
 import os
 import queue
 import shlex
+import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -40,6 +53,31 @@ class EngineTimeout(EngineError):
 
 class EngineConfigError(ValueError):
     """An engine was described wrongly on the command line."""
+
+
+class EngineStartError(EngineConfigError):
+    """The engine's command cannot be started (missing program, not executable, bad directory)."""
+
+
+class EngineOptionError(EngineConfigError):
+    """The engine has no option of that name, or refused its value (``info string error ...``)."""
+
+
+def check_command(command: list[str], cwd: Optional[str] = None) -> None:
+    """Raise :class:`EngineStartError` when ``command`` names no runnable program (before any game)."""
+    if not command:
+        raise EngineStartError("empty engine command")
+    if cwd and not os.path.isdir(cwd):
+        raise EngineStartError(f"engine directory {cwd!r} does not exist")
+    program = command[0]
+    if os.sep in program or (os.altsep and os.altsep in program):
+        path = program if os.path.isabs(program) or not cwd else os.path.join(cwd, program)
+        if not os.path.isfile(path):
+            raise EngineStartError(f"engine command {program!r} not found")
+        if not os.access(path, os.X_OK):
+            raise EngineStartError(f"engine command {program!r} is not executable")
+    elif shutil.which(program) is None:
+        raise EngineStartError(f"engine command {program!r} not found on PATH")
 
 
 def default_engine_command() -> list[str]:
@@ -91,6 +129,10 @@ def _fmt_seconds(ms: int) -> str:
     return text or "0"
 
 
+MAX_CLOCK_S = 1_000_000          # ~11 days per side: longer is a typo
+LATE_READ_GRACE = 1.0            # how late (s) a line that arrived in time may still be read
+
+
 def parse_tc(text: str) -> tuple[int, int]:
     """``"60+0.6"`` -> (60000, 600) milliseconds; ``"10"`` -> (10000, 0); ``"1:30+1"`` accepted."""
     base_text, _, inc_text = text.strip().partition("+")
@@ -103,8 +145,9 @@ def parse_tc(text: str) -> tuple[int, int]:
         inc = float(inc_text) if inc_text else 0.0
     except ValueError:
         raise EngineConfigError(f"bad time control {text!r}: expected BASE[+INC] in seconds, e.g. 60+0.6")
-    if base <= 0 or inc < 0:
-        raise EngineConfigError(f"bad time control {text!r}: base must be > 0 and increment >= 0")
+    if not (0 < base <= MAX_CLOCK_S) or not (0 <= inc <= MAX_CLOCK_S):     # also refuses nan and inf
+        raise EngineConfigError(f"bad time control {text!r}: base must be > 0 and increment >= 0, "
+                                f"both at most {MAX_CLOCK_S:g} s")
     return int(round(base * 1000)), int(round(inc * 1000))
 
 
@@ -161,6 +204,9 @@ class EngineProcess:
         self.lines: "queue.Queue[object]" = queue.Queue()
         self.id_name: Optional[str] = None
         self.declared_options: dict[str, str] = {}   # lower-case name -> name as declared
+        self.option_defaults: dict[str, str] = {}    # lower-case name -> declared default
+        self.last_line_at = 0.0                      # monotonic time the reader received the last line
+        self._late: Optional[tuple[float, str]] = None   # a line read after its wait's deadline
         self._reader: Optional[threading.Thread] = None
 
     # --- process ------------------------------------------------------------
@@ -178,8 +224,9 @@ class EngineProcess:
                 bufsize=1, env=_engine_env(self.config.command is None),
                 start_new_session=True)   # Ctrl-C reaches the arena, which stops engines itself
         except OSError as exc:
-            raise EngineCrashed(f"cannot start {cmd[0]!r}: {exc}") from exc
+            raise EngineStartError(f"cannot start {cmd[0]!r}: {exc}") from exc
         self.lines = queue.Queue()
+        self._late = None
         self._reader = threading.Thread(target=self._read, args=(self.proc, self.lines),
                                         name=f"reader-{self.config.name}", daemon=True)
         self._reader.start()
@@ -195,19 +242,36 @@ class EngineProcess:
                 name = _option_name(line)
                 if name:
                     self.declared_options[name.lower()] = name
+                    default = _option_default(line)
+                    if default is not None:
+                        self.option_defaults[name.lower()] = default
         for name, value in self.config.options.items():
+            if self.declared_options and not self.has_option(name):
+                raise EngineOptionError(f"{self.config.name}: the engine has no option {name!r} (it has: "
+                                        f"{', '.join(self.declared_options.values())})")
             self.set_option(name, value)
-        self.sync(self.timeouts.readyok)
+        refused = [line for line in self.sync(self.timeouts.readyok) if line.startswith("info string error")]
+        if refused and self.config.options:
+            raise EngineOptionError(f"{self.config.name}: {refused[0][len('info string '):]}")
 
     @staticmethod
     def _read(proc: subprocess.Popen, out: "queue.Queue[object]") -> None:
+        # The only reader of stdout, and the one that closes it: closing a pipe from another
+        # thread while this one is blocked in read() would block that thread too.
+        stream = proc.stdout
         try:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                out.put(line.rstrip("\r\n"))
+            assert stream is not None
+            for line in stream:
+                # Stamped on arrival: a busy arena thread must not make the engine look slow.
+                out.put((time.monotonic(), line.rstrip("\r\n")))
         except (OSError, ValueError):
             pass
         out.put(_EOF)
+        try:
+            if stream is not None:
+                stream.close()
+        except (OSError, ValueError):
+            pass
 
     def send(self, line: str) -> None:
         if self.log:
@@ -222,11 +286,22 @@ class EngineProcess:
             raise EngineCrashed(f"{self._exit_text()} (write failed: {exc})") from exc
 
     def _next_line(self, deadline: float, waiting_for: str) -> str:
-        remaining = deadline - time.monotonic()
-        try:
-            item = self.lines.get(timeout=max(remaining, 0.0))
-        except queue.Empty:
-            raise EngineTimeout(f"no {waiting_for} within the time allowed") from None
+        """The next line, if the engine wrote it before ``deadline``.
+
+        Lines are judged by their arrival stamp, not by when this thread gets to them: a
+        line that came in time counts even when read a little late (up to
+        ``LATE_READ_GRACE`` s: a busy machine), and a line that came after the deadline
+        ends the wait (it is kept for the next read), so lines that keep coming (an info
+        flood, even a backlog of them) cannot stretch it.
+        """
+        if self._late is not None:
+            item, self._late = self._late, None
+        else:
+            remaining = max(0.0, deadline - time.monotonic())
+            try:
+                item = self.lines.get(timeout=min(remaining, threading.TIMEOUT_MAX))
+            except queue.Empty:
+                raise EngineTimeout(f"no {waiting_for} within the time allowed") from None
         if item is _EOF:
             self.lines.put(_EOF)      # keep reporting EOF to later waits
             if self.proc is not None:
@@ -235,10 +310,14 @@ class EngineProcess:
                 except subprocess.TimeoutExpired:
                     pass
             raise EngineCrashed(self._exit_text() + f" while waiting for {waiting_for}")
-        assert isinstance(item, str)
+        assert isinstance(item, tuple)
+        if item[0] > deadline or time.monotonic() > deadline + LATE_READ_GRACE:
+            self._late = item
+            raise EngineTimeout(f"no {waiting_for} within the time allowed")
+        self.last_line_at, line = item
         if self.log:
-            self.log(f"{self.config.name} > {item}")
-        return item
+            self.log(f"{self.config.name} > {line}")
+        return line
 
     def _exit_text(self) -> str:
         if self.proc is None:
@@ -261,12 +340,24 @@ class EngineProcess:
     def has_option(self, name: str) -> bool:
         return name.lower() in self.declared_options
 
-    def sync(self, timeout: Optional[float] = None) -> None:
-        """``isready`` and wait for ``readyok`` (lines before it are dropped)."""
+    def option_value(self, name: str) -> Optional[str]:
+        """The value this engine runs with: the one the arena set, else the declared default."""
+        for key, value in self.config.options.items():
+            if key.lower() == name.lower():
+                return value
+        return self.option_defaults.get(name.lower())
+
+    def sync(self, timeout: Optional[float] = None) -> list[str]:
+        """``isready`` and wait for ``readyok``; the lines that came before it."""
         self.send("isready")
         deadline = time.monotonic() + (self.timeouts.readyok if timeout is None else timeout)
-        while self._next_line(deadline, "readyok") != "readyok":
-            pass
+        before: list[str] = []
+        while True:
+            line = self._next_line(deadline, "readyok")
+            if line == "readyok":
+                return before
+            if len(before) < 100:
+                before.append(line)
 
     def new_game(self) -> None:
         self.send("ucinewgame")
@@ -293,13 +384,14 @@ class EngineProcess:
                 nodes = n if n is not None else nodes
                 continue
             if line == "bestmove" or line.startswith("bestmove "):
-                elapsed = (time.monotonic() - start) * 1000.0
+                elapsed = max(0.0, self.last_line_at - start) * 1000.0
                 parts = line.split()
                 move = parts[1] if len(parts) > 1 else ""
                 return Reply(move, elapsed, score, depth, nodes)
 
     def _drain(self) -> None:
         """Drop lines already received (stale output); keep an end-of-file mark."""
+        self._late = None
         while True:
             try:
                 item = self.lines.get_nowait()
@@ -309,7 +401,7 @@ class EngineProcess:
                 self.lines.put(_EOF)
                 return
             if self.log:
-                self.log(f"{self.config.name} > {item}   (stale, dropped)")
+                self.log(f"{self.config.name} > {item[1]}   (stale, dropped)")
 
     def settle(self) -> bool:
         """After an abandoned search: ``stop``, its ``bestmove``, then ``isready``/``readyok``.
@@ -329,7 +421,12 @@ class EngineProcess:
             return False
 
     def close(self, timeout: float = 1.0) -> None:
-        """``quit``, then terminate / kill if it lingers."""
+        """``quit``; kill the process group if it lingers.  Never blocks beyond a few seconds.
+
+        stdout is left to the reader thread (it closes it at end of file); the process
+        group is killed even when the process itself has exited, so a child it left
+        behind (a shell script without ``exec``) does not outlive the arena.
+        """
         proc = self.proc
         if proc is None:
             return
@@ -343,25 +440,36 @@ class EngineProcess:
             try:
                 proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                self.kill()
-        for stream in (proc.stdin, proc.stdout):
-            try:
-                if stream:
-                    stream.close()
-            except (OSError, ValueError):
                 pass
+        self.kill()
+        try:
+            if proc.stdin:
+                proc.stdin.close()
+        except (OSError, ValueError):
+            pass
         self.proc = None
 
     def kill(self) -> None:
+        """Kill the engine's whole process group (SIGKILL) and reap the process (bounded wait)."""
         proc = self.proc
         if proc is None:
             return
-        if proc.poll() is None:
-            proc.kill()
-            try:
-                proc.wait(timeout=5.0)
-            except subprocess.TimeoutExpired:
-                pass
+        kill_process_group(proc)
+
+
+def kill_process_group(proc: subprocess.Popen, wait: float = 5.0) -> None:
+    """SIGKILL the process group led by ``proc`` (started with ``start_new_session``), then reap it.
+
+    The group is killed even when ``proc`` has already exited: children it left keep the group.
+    """
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+    try:
+        proc.wait(timeout=wait)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def _engine_env(own_engine: bool) -> dict[str, str]:
@@ -389,6 +497,21 @@ def _option_name(line: str) -> Optional[str]:
         end = len(words)
     name = " ".join(words[2:end])
     return name or None
+
+
+def _option_default(line: str) -> Optional[str]:
+    """The value after ``default`` in an ``option`` line (up to the next keyword), or None."""
+    words = line.split()
+    try:
+        start = words.index("default", words.index("type") + 1) + 1
+    except ValueError:
+        return None
+    value = []
+    for w in words[start:]:
+        if w in ("min", "max", "var"):
+            break
+        value.append(w)
+    return " ".join(value)
 
 
 def _parse_info(line: str) -> tuple[Optional[str], Optional[int], Optional[int]]:

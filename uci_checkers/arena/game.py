@@ -27,6 +27,7 @@ A finished game is written with :mod:`uci_checkers.pdn` (see :meth:`GameRecord.p
     [Termination "no legal moves"]
     [PlyCount "57"]
     [TimeControl "10+0.1"]
+    [Limits "tc=10+0.1"]
 
     1. 9-13 23-19 2. 11-16 {+0.12/9 0.210s} 2... 22-18 {-0.08/9 0.198s} ...
 
@@ -34,11 +35,14 @@ The result is from the first player's (Black's) side.  A game from a set-up
 position carries ``[SetUp "1"]`` and ``[FEN "..."]`` (``1...`` starts the move text
 when White moves first).  The opening moves are part of the move text, so the
 record replays from its own start; each engine move has its ``{score/depth time}``
-comment and the reason for an adjudicated end is a last comment.
+comment (the score in men from Black's point of view, ``#n`` for a mate, as
+``uci-checkers analyse`` writes them) and the reason for an adjudicated end is a
+last comment.
 """
 from __future__ import annotations
 
 import socket
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -48,8 +52,8 @@ from typing import Callable, Optional
 from ..notation import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, NotationError
 from ..pdn import PdnGame, write_game
 from ..position import DEFAULT_NO_PROGRESS_PLIES, GameStatus, Position
-from .engine import (EngineConfig, EngineCrashed, EngineError, EngineProcess, EngineTimeout, Limits,
-                     Timeouts)
+from .engine import (EngineConfig, EngineConfigError, EngineCrashed, EngineError, EngineProcess, EngineTimeout,
+                     Limits, Timeouts)
 from .openings import START_FEN, Opening
 
 # Termination tag values (PDN ``[Termination "..."]``).
@@ -117,6 +121,7 @@ class GameRecord:
     date: str = ""
     duration_s: float = 0.0
     time_control: str = "-"
+    limits: str = ""               # both engines' limits (Limits.describe), "a" or "black / white"
 
     def score_for(self, name: str) -> float:
         """Points (1, 0.5, 0) the engine called ``name`` earned in this game."""
@@ -134,6 +139,8 @@ class GameRecord:
             tags.update(SetUp="1", FEN=self.fen)
         tags.update(Opening=self.opening, Termination=self.termination, PlyCount=str(len(self.moves)),
                     TimeControl=self.time_control)
+        if self.limits:
+            tags["Limits"] = self.limits
         game = PdnGame.from_moves(self.moves, Position.from_fen(self.fen), tags, self.result)
         game.comments = {ply: [text] for ply, text in enumerate(self.comments, 1) if text}
         if self.detail:
@@ -149,6 +156,41 @@ class GameRecord:
         return self.fen == START_FEN
 
 
+_warned: set[tuple[str, str]] = set()
+_warned_lock = threading.Lock()
+
+
+def warn_once(engine: str, text: str) -> None:
+    """A warning about an engine's settings on stderr, once per engine and text for the whole run."""
+    with _warned_lock:
+        if (engine, text) in _warned:
+            return
+        _warned.add((engine, text))
+    print(f"arena: warning: {engine}: {text}", file=sys.stderr, flush=True)
+
+
+def time_warnings(limits: Limits, move_overhead_ms: Optional[int]) -> list[str]:
+    """Why these limits would make the engine play far below its strength (empty when they are fine).
+
+    An engine keeps ``Move Overhead`` ms of every move for the communication lag; when
+    that is most of a fixed move time, it searches for almost nothing (depth 1).
+    """
+    out = []
+    if limits.movetime_ms is not None:
+        if move_overhead_ms is not None and move_overhead_ms >= limits.movetime_ms:
+            out.append(f"Move Overhead {move_overhead_ms} ms eats the whole movetime of {limits.movetime_ms} ms: "
+                       "it will play at minimal depth (lower option.Move Overhead or raise --movetime)")
+        elif move_overhead_ms is not None and 2 * move_overhead_ms >= limits.movetime_ms:
+            out.append(f"Move Overhead {move_overhead_ms} ms is half or more of the movetime of "
+                       f"{limits.movetime_ms} ms: the engine searches for "
+                       f"{limits.movetime_ms - move_overhead_ms} ms a move")
+    if limits.has_clock and limits.tc_base_ms is not None and move_overhead_ms is not None \
+            and limits.tc_inc_ms + limits.tc_base_ms // 40 <= move_overhead_ms:
+        out.append(f"Move Overhead {move_overhead_ms} ms is more than a typical move of this clock "
+                   f"({limits.describe()}): expect very shallow searches")
+    return out
+
+
 class EnginePool:
     """The engine processes one worker drives, started on first use and restarted after a failure."""
 
@@ -160,7 +202,8 @@ class EnginePool:
     def prepare(self, config: EngineConfig) -> EngineProcess:
         """A running engine that has just answered ``ucinewgame``/``isready``.
 
-        Raises :class:`EngineError` (the process is discarded) when it cannot get there.
+        Raises :class:`EngineError` (the process is discarded) when it cannot get there, and
+        :class:`EngineConfigError` when its command or options are wrong (no game can be played).
         """
         eng = self.engines.get(config.name)
         if eng is not None and not eng.alive:
@@ -174,8 +217,10 @@ class EnginePool:
                 if eng.has_option("NoProgressPlies") and not any(
                         k.lower() == "noprogressplies" for k in config.options):
                     eng.set_option("NoProgressPlies", str(self.settings.no_progress_plies))
+                for text in time_warnings(config.limits, _int_or_none(eng.option_value("Move Overhead"))):
+                    warn_once(config.name, text)
             eng.new_game()
-        except EngineError:
+        except (EngineError, EngineConfigError):
             self.discard(config.name)
             raise
         return eng
@@ -192,15 +237,21 @@ class EnginePool:
             eng.close()
 
 
-def _fmt_comment(reply_score: Optional[str], depth: Optional[int], elapsed_ms: float) -> str:
+def _int_or_none(text: Optional[str]) -> Optional[int]:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _fmt_comment(reply_score: Optional[str], depth: Optional[int], elapsed_ms: float, turn: int) -> str:
+    """``+0.12/9 0.210s``: the engine's score in men from Black's point of view (``#3``/``#-3``
+    for a mate in 3 for Black/White; the convention of ``uci-checkers analyse``), depth, time."""
     parts = []
     if reply_score:
         kind, _, value = reply_score.partition(" ")
-        v = int(value)
-        if kind == "mate":
-            parts.append(f"{'+' if v > 0 else '-'}M{abs(v)}")
-        else:
-            parts.append(f"{v / 100:+.2f}")
+        v = int(value) if turn == 0 else -int(value)     # the protocol's score is the mover's
+        parts.append(f"#{v}" if kind == "mate" else f"{v / 100:+.2f}")
         if depth is not None:
             parts[-1] += f"/{depth}"
     parts.append(f"{elapsed_ms / 1000:.3f}s")
@@ -242,7 +293,7 @@ def play_game(job: GameJob, pool: EnginePool, stop: Optional[threading.Event] = 
         moves=[str(m) for m in game.moves], opening_plies=len(game.moves), result="*",
         termination="", comments=[None] * len(game.moves),
         date=datetime.now(timezone.utc).strftime("%Y-%m-%d"),
-        time_control=_tc_tag(limits))
+        time_control=time_control_tag(limits), limits=limits_tag(limits))
 
     def finish(result: str, termination: str, detail: str = "") -> GameRecord:
         record.result, record.termination, record.detail = result, termination, detail
@@ -315,7 +366,7 @@ def play_game(job: GameJob, pool: EnginePool, stop: Optional[threading.Event] = 
         except (InvalidMoveError, NotationError) as exc:
             return lose(turn, ILLEGAL_MOVE, f"malformed move {text!r} ({exc})")
         game.push(move)
-        record.comments.append(_fmt_comment(reply.score, reply.depth, reply.elapsed_ms)
+        record.comments.append(_fmt_comment(reply.score, reply.depth, reply.elapsed_ms, turn)
                                if settings.comments else None)
 
 
@@ -334,6 +385,12 @@ def _status_detail(status: GameStatus, game) -> str:
     return f"{game.quiet_plies} plies without a capture or a man move"
 
 
-def _tc_tag(limits: tuple[Limits, Limits]) -> str:
+def limits_tag(limits: tuple[Limits, Limits]) -> str:
+    """The PDN ``Limits`` tag: every limit of both engines (``--resume`` checks it)."""
+    a, b = limits[0].describe(), limits[1].describe()
+    return a if a == b else f"{a} / {b}"
+
+
+def time_control_tag(limits: tuple[Limits, Limits]) -> str:
     a, b = limits[0].pdn_time_control(), limits[1].pdn_time_control()
     return a if a == b else f"{a} / {b}"

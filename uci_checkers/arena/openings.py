@@ -74,7 +74,10 @@ def load(spec: Optional[str]) -> list[Opening]:
         path = Path(spec)
         if not path.is_file():
             raise OpeningError(f"opening book {spec!r} not found (use 'ballots3', a .pdn file or a FEN file)")
-        text = decode_pdn_bytes(path.read_bytes())
+        try:
+            text = decode_pdn_bytes(path.read_bytes())
+        except OSError as exc:
+            raise OpeningError(f"cannot read opening book {spec!r}: {exc}") from None
         if path.suffix.lower() == ".pdn" or text.lstrip().startswith("["):
             openings = _from_pdn(text, path.name)
         else:

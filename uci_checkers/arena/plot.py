@@ -6,7 +6,18 @@ it :func:`write_plot` returns a message instead of failing the match.
 from __future__ import annotations
 
 import math
+import os
+import tempfile
 from typing import Optional, Sequence
+
+
+def plot_available() -> Optional[str]:
+    """``None`` when a plot can be drawn, else why not (checked before a match starts)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return "matplotlib is not installed (pip install 'uci_checkers[plot]')"
+    return None
 
 
 def write_plot(path: str, title: str, history: Sequence[dict], bounds: Optional[tuple[float, float]]
@@ -51,6 +62,24 @@ def write_plot(path: str, title: str, history: Sequence[dict], bounds: Optional[
         ax2.legend(loc="upper right")
     axes[-1][0].set_xlabel("games")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    # Atomic, like every file the tools write: a temporary file beside the target, then a rename.
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".plot.", suffix=".png", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            fig.savefig(f, dpi=100, format="png")
+            f.flush()
+            os.fsync(f.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)        # mkstemp's 0600 would hide the plot from others
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    finally:
+        plt.close(fig)
     return None

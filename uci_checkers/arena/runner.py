@@ -4,9 +4,11 @@ The schedule is a pure function of the engines, the tournament type, the number
 of games per pair and the (seeded) opening order, so the same command line always
 gives the same list of games; a game's number is its PDN ``Round``.  Resuming reads
 the PDN (:mod:`uci_checkers.pdn`, which replays every move with the rules core),
-checks each finished game against the schedule (same number, players and
-opening), counts it and plays only the rest; a game cut off by the interruption
-is dropped from the file and played again.
+checks each finished game against the schedule (same number, players, opening
+and limits: a resume with other limits is refused rather than mixing them),
+counts it and plays only the rest; a game cut off by the interruption is dropped
+from the file and played again.  That rewrite is atomic (a temporary file, fsync,
+``os.replace``): a kill at any moment leaves the old file or the new one.
 """
 from __future__ import annotations
 
@@ -19,9 +21,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional, TextIO
 
-from ..pdn import PdnError, read_pdn_file, write_game
+from ..pdn import PdnError, read_pdn_file, write_game, write_text_atomic
 from .engine import EngineConfig
-from .game import GameJob, GameRecord, Settings
+from .game import GameJob, GameRecord, Settings, limits_tag, time_control_tag
 from .openings import Opening
 from .sprt import Sprt
 from .stats import PairStats, fmt_error, json_number
@@ -151,23 +153,37 @@ class Match:
                 raise MatchError(f"cannot resume from {path}: game {number} "
                                  f"({g.tag('Black')} - {g.tag('White')}, {g.tag('Opening')}) does not "
                                  "match this schedule (different engines, openings, seed or games?)")
+            played, expected = self._limits_of(g), self._expected_limits(job, g)
+            if played != expected:
+                raise MatchError(f"cannot resume from {path}: game {number} was played with {played}, this "
+                                 f"command gives {expected}; resume with the same limits (or start a new "
+                                 "--pdn-out)")
             if number in self.written:
                 continue
             self.written.add(number)
             done.append((job, g))
         # Rewrite the file with only the finished games (once each), so a truncated tail
         # disappears; the arena's own games are written back exactly as they were.
-        with open(path, "w", encoding="utf-8") as f:
-            for _, g in done:
-                f.write(write_game(g) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        write_text_atomic(path, "".join(write_game(g) + "\n" for _, g in done))
         for job, g in sorted(done, key=lambda t: t[0].number):
             self._count(job.pairing, job.pair_game, g.tag("Black"), g.tag("White"), g.result,
                         g.tag("Termination"))
             self.resumed += 1
         self.finished = self.resumed
         self.jobs = [job for job in self.jobs if job.number not in self.written]
+
+    @staticmethod
+    def _limits_of(game) -> str:
+        limits = game.tag("Limits")
+        return f"limits {limits!r}" if limits else f"TimeControl {game.tag('TimeControl')!r}"
+
+    @staticmethod
+    def _expected_limits(job: GameJob, game) -> str:
+        """The same kind of text as :meth:`_limits_of` for this job (files of older versions have no Limits)."""
+        pair = (job.black.limits, job.white.limits)
+        if game.tag("Limits"):
+            return f"limits {limits_tag(pair)!r}"
+        return f"TimeControl {time_control_tag(pair)!r}"
 
     # --- results ----------------------------------------------------------
     def _count(self, pairing: int, pair_game: int, black: str, white: str, result: str,
@@ -325,9 +341,7 @@ class Match:
 
 
 def write_json(path: str, data: dict) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
+    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
 def stderr_is_tty() -> bool:

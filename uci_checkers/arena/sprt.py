@@ -92,6 +92,8 @@ class Sprt:
     beta: float = 0.05
 
     def __post_init__(self) -> None:
+        if not all(math.isfinite(v) and abs(v) <= 2000 for v in (self.elo0, self.elo1)):
+            raise SprtError("elo0 and elo1 must be finite numbers between -2000 and 2000")
         if not (0 < self.alpha < 1 and 0 < self.beta < 1):
             raise SprtError("alpha and beta must lie strictly between 0 and 1")
         if self.elo1 <= self.elo0:

@@ -5,7 +5,10 @@ Model: the logistic Elo curve, ``score = 1 / (1 + 10 ** (-elo / 400))``.
 *Trinomial*: every game is an independent sample worth 1, 1/2 or 0.  The mean
 score's standard error is ``sqrt(var / n)`` with the sample variance of the
 per-game scores; the 95% interval is ``mean +- 1.96 * se`` mapped through the
-Elo curve (so it is not symmetric in Elo).
+Elo curve (so it is not symmetric in Elo).  A perfect or nil score (every game won,
+or every game lost) has no spread to measure: its interval is Wilson's,
+``[n / (n + 1.96^2), 1]`` in score, so a perfect result always prints as
+``+inf [+x, +inf]`` with ``x`` growing with the number of games.
 
 *Pentanomial*: games come in opening pairs (the same opening, colours
 reversed).  A pair scores 0, 1/2, 1, 3/2 or 2 points; counting pairs in those
@@ -73,8 +76,16 @@ def estimate(values: Sequence[float], counts: Sequence[float]) -> Optional[Estim
         return None
     mean = sum(v * c for v, c in zip(values, counts)) / n
     var = sum(c * (v - mean) ** 2 for v, c in zip(values, counts)) / n
-    se = math.sqrt(var / n) if n >= 2 else math.inf     # one sample says nothing about spread
-    lo, hi = mean - Z95 * se, mean + Z95 * se
+    if var == 0.0 and mean in (0.0, 1.0):
+        # A perfect (or nil) score: the normal interval would collapse to a point (or, for one
+        # game, span everything).  Wilson's bound gives the same kind of answer for every n:
+        # the far end is infinite, the near end finite and widening as n shrinks.
+        se = 0.0
+        bound = n / (n + Z95 * Z95)
+        lo, hi = (bound, 1.0) if mean == 1.0 else (0.0, 1.0 - bound)
+    else:
+        se = math.sqrt(var / n) if n >= 2 else math.inf     # one sample says nothing about spread
+        lo, hi = mean - Z95 * se, mean + Z95 * se
     return Estimate(n, mean, se, elo_from_score(mean), elo_from_score(lo), elo_from_score(hi))
 
 

@@ -1,0 +1,84 @@
+"""The command-line dispatcher and the helpers the tools share: interrupts, output paths, help text."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from uci_checkers import cli, interrupts
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_an_interrupt_escaping_a_tool_is_one_line_and_exit_130(monkeypatch, capsys):
+    class Tool:
+        @staticmethod
+        def main(argv):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_load", lambda name: Tool)
+    assert cli.main(["bench"]) == 130
+    assert capsys.readouterr().err == "uci-checkers bench: interrupted\n"
+
+
+def test_sigterm_is_an_interrupt_inside_a_tool(monkeypatch):
+    import signal
+
+    class Tool:
+        @staticmethod
+        def main(argv):
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(100):                 # the handler runs between bytecodes
+                pass
+            return 0
+
+    monkeypatch.setattr(cli, "_load", lambda name: Tool)
+    before = signal.getsignal(signal.SIGTERM)
+    assert cli.main(["perft"]) == 130
+    assert signal.getsignal(signal.SIGTERM) is before      # restored
+
+
+def test_check_output_path(tmp_path):
+    cli.check_output_path(str(tmp_path / "new.pdn"), "--out")
+    with pytest.raises(ValueError, match="does not exist"):
+        cli.check_output_path(str(tmp_path / "no" / "new.pdn"), "--out")
+    with pytest.raises(ValueError, match="is a directory"):
+        cli.check_output_path(str(tmp_path), "--out")
+    if os.geteuid() != 0:                      # root may write anywhere
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o500)
+        with pytest.raises(ValueError, match="not writable"):
+            cli.check_output_path(str(ro / "x.pdn"), "--out")
+
+
+def test_hub_help_is_plain_text():
+    proc = subprocess.run([sys.executable, "-m", "uci_checkers", "hub", "--help"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("usage: uci-checkers hub")
+    assert "``" not in proc.stdout and ":func:" not in proc.stdout
+
+
+def test_an_interrupt_lost_in_a_ctypes_callback_is_still_seen(capsys):
+    """numba's compiler calls back into Python through ctypes, which swallows exceptions: the
+    KeyboardInterrupt raised there is lost, so the signal is also recorded for the wait loops."""
+    import ctypes
+    import signal
+
+    def callback():
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):                  # the handler runs here, inside the callback
+            pass
+
+    hook = ctypes.CFUNCTYPE(None)(callback)
+    with interrupts.handle_interrupts():
+        hook()                                 # the KeyboardInterrupt is swallowed by ctypes...
+        assert interrupts.interrupted()        # ...but recorded
+        with pytest.raises(KeyboardInterrupt):
+            interrupts.raise_if_interrupted()
+    assert not interrupts.interrupted()
+    assert "Traceback" not in capsys.readouterr().err

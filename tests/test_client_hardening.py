@@ -1,0 +1,86 @@
+"""The client against the faults of issue 13: an info flood, a deaf engine behind a shell script,
+and an analysis left running when the next command comes (fake engines in tests/engines)."""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from uci_checkers.client import Engine, EngineTimeoutError, Limit
+from uci_checkers.position import Position
+
+ENGINES = Path(__file__).resolve().parent / "engines"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_play_with_timeout_ends_although_info_lines_keep_coming():
+    engine = Engine.popen([sys.executable, str(ENGINES / "info_flood.py")], timeout=5)
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(EngineTimeoutError):
+            engine.play(Position.start(), Limit(movetime=100), timeout=1)
+        assert time.monotonic() - t0 < 8.0      # 1 s, then 2 s for the ignored stop, then the kill
+    finally:
+        engine.close(timeout=1, kill=True)
+
+
+def test_close_kills_the_engine_behind_a_shell_script(tmp_path, monkeypatch):
+    pid_file = tmp_path / "pid"
+    monkeypatch.setenv("DEAF_PID_FILE", str(pid_file))
+    monkeypatch.setenv("PYTHON", sys.executable)
+    engine = Engine.popen([str(ENGINES / "deaf_via_shell.sh")], timeout=5)
+    child = int(pid_file.read_text())
+    assert _alive(child)
+    t0 = time.monotonic()
+    engine.quit(timeout=0.5)                     # quit is ignored: the group is killed
+    assert time.monotonic() - t0 < 8.0
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def test_next_command_stops_an_unfinished_analysis(tmp_path, monkeypatch):
+    log = tmp_path / "log"
+    monkeypatch.setenv("ANALYSER_LOG", str(log))
+    engine = Engine.popen([sys.executable, str(ENGINES / "analyser.py")], timeout=5)
+    try:
+        analysis = engine.analysis(Position.start())        # infinite: only a stop ends it
+        assert analysis.next() is not None                  # it is running
+        t0 = time.monotonic()
+        result = engine.play(Position.start(), Limit(depth=1), timeout=5)
+        assert time.monotonic() - t0 < 5.0
+        assert str(analysis.result.move) == "11-15"        # stopped, and its bestmove read as its own
+        assert str(result.move) == "9-13"                  # not confused with the analysis' answer
+        analysis2 = engine.analysis(Position.start())
+        engine.configure({"Hash": 8})                        # any command: the same
+        assert str(analysis2.result.move) == "11-15"
+    finally:
+        engine.quit()
+    commands = [line.split()[0] for line in log.read_text().splitlines() if line.split()]
+    assert commands.count("stop") == 2
+
+
+
+def test_a_line_is_judged_by_when_it_arrived():
+    engine = Engine.popen([sys.executable, str(ENGINES / "analyser.py")], timeout=5)
+    try:
+        now = time.monotonic()
+        engine._lines.put((now - 0.5, "in time"))            # arrived before the deadline, read late
+        engine._lines.put((now, "too late"))                  # arrived after it
+        assert engine._line_before(now - 0.3, "testing") == "in time"
+        with pytest.raises(EngineTimeoutError):
+            engine._line_before(now - 0.3, "testing")
+        assert engine._line_before(now + 5, "testing") == "too late"   # kept for the next wait
+    finally:
+        engine.quit()
