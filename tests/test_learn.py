@@ -165,3 +165,23 @@ def test_engine_refuses_to_start_without_its_weights(tmp_path):
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip().startswith("uci-checkers: evaluation weights file") and "corrupt" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_validate_tool_on_tiny_files(tmp_path):
+    puzzles = tmp_path / "p.tsv"
+    puzzles.write_text("idx\tname\tfen\tside_to_move\texpected_result\n"
+                       "1\tWON\tB:WK30:BK1,K2\tB\tblack_wins\n"
+                       "2\tDRAWN\tB:WK14:BK19\tB\tdraw\n"
+                       "3\tBROKEN\tB:W1:B30\tB\tdraw\n")
+    games = tmp_path / "g.pdn"
+    games.write_text('[Result "1-0"]\n1. 11-15 23-19 2. 8-11 22-17 1-0\n\n'
+                     '[Result "0-1"]\n1. 9-14 22-18 2. 5-9 24-20 0-1\n')
+    proc = subprocess.run([sys.executable, "-m", "uci_checkers", "validate", "--puzzles", str(puzzles),
+                           "--pdn", str(games), "--depth", "4", "--sample", "3"], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["puzzles"]["puzzles"] == 2 and report["puzzles"]["skipped_invalid"] == 1
+    assert report["puzzles"]["by_result"] == {"black_wins": "1/1", "draw": "1/1"}
+    sg = report["strong_games"]
+    assert sg["positions"] == 8 and sg["move_sample"] == 3 and 0 <= sg["move_agreement"] <= 1

@@ -26,7 +26,7 @@ import numpy as np
 
 
 def _fit_scale(scores: np.ndarray, targets: np.ndarray) -> tuple[float, float]:
-    from .train import fit_scale, log_loss
+    from .metrics import fit_scale, log_loss
     k = fit_scale(scores.astype(np.float64), targets)
     return k, log_loss(scores / k, targets)
 
@@ -79,9 +79,14 @@ def puzzles(path: Path, depth: int, threshold: int, limit: Optional[int] = None)
     searcher = Searcher(16)
     stop = np.zeros(1, dtype=np.int64)
     solved: dict[str, list[int]] = {}
+    skipped = 0
     for row in rows:
         fen, expected = row[2], row[-1].strip()
-        pos = Position.from_fen(fen)
+        try:
+            pos = Position.from_fen(fen)
+        except ValueError:
+            skipped += 1            # the collection has a few impossible set-ups (a man on its crowning row)
+            continue
         searcher.clear()
         res = searcher.search(Game(pos), SearchLimits(depth=depth), None, stop)
         black = res.score if pos.turn == 0 else -res.score
@@ -92,7 +97,7 @@ def puzzles(path: Path, depth: int, threshold: int, limit: Optional[int] = None)
         s[1] += 1
     total = sum(v[0] for v in solved.values())
     n = sum(v[1] for v in solved.values())
-    return {"puzzles": n, "solved": total, "score": round(total / max(1, n), 4), "depth": depth,
+    return {"puzzles": n, "skipped_invalid": skipped, "solved": total, "score": round(total / max(1, n), 4), "depth": depth,
             "threshold": threshold, "by_result": {k: f"{v[0]}/{v[1]}" for k, v in sorted(solved.items())}}
 
 
