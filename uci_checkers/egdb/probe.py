@@ -31,6 +31,7 @@ MAGIC = 0x4547_4442_3031      # "EGDB01"
 DIR = 8
 HEADER_WORDS = DIR + 4 * N_KEYS
 NOT_FOUND = -1
+NOT_FOUND_SCORE = -(1 << 40)   # search_score: no verdict (beyond any search score)
 
 
 def empty_table() -> np.ndarray:
@@ -110,6 +111,47 @@ def probe(eg, black, white, kings, stm):
     return read_code(eg, base, index)
 
 
+@kernel
+def search_score(eg, black, white, kings, stm, ply, qp, no_progress, mate):
+    """The exact search score of a position (``mate - ply - D`` for a win, negated for a loss, 0 for a draw),
+    or ``NOT_FOUND_SCORE`` when the table cannot tell.
+
+    Kings-only positions change nothing for the no-progress counter but captures,
+    so a result more than ``no_progress - qp`` plies away may be a draw by that
+    rule: those are left to the search (men on the board reset the counter).
+    """
+    code = probe(eg, black, white, kings, stm)
+    if code == NOT_FOUND:
+        return NOT_FOUND_SCORE
+    if code == 0:
+        return 0
+    d = code - 1
+    if no_progress > 0 and (black | white) == kings and d > no_progress - qp:
+        return NOT_FOUND_SCORE
+    if (d & 1) == 1:
+        return mate - ply - d
+    return -mate + ply + d
+
+
+def root_choice(eg: np.ndarray, children: list[tuple[int, int, int, int]], stm: int, no_progress: int,
+                mate: int) -> tuple[int, int] | None:
+    """``(index, score)`` of the best root move when the table knows every child, else None.
+
+    ``children`` holds ``(black, white, kings, no-progress plies)`` after each root
+    move and ``stm`` is the side to move there; the score is the root mover's, as
+    the search reports it (a win sooner and a loss later are preferred).
+    """
+    best: tuple[int, int] | None = None
+    for i, (b, w, k, qp) in enumerate(children):
+        s = int(search_score(eg, np.int64(b), np.int64(w), np.int64(k), np.int64(stm), np.int64(1), np.int64(qp),
+                             np.int64(no_progress), np.int64(mate)))
+        if s == NOT_FOUND_SCORE:
+            return None
+        if best is None or -s > best[1]:
+            best = (i, -s)
+    return best
+
+
 def code_to_distance(code: int) -> int | None:
     """Plies to the end of the game (None for a draw)."""
     return None if code <= 0 else code - 1
@@ -130,5 +172,5 @@ def probe_position(eg: np.ndarray, black: int, white: int, kings: int, stm: int)
     return int(probe(eg, np.int64(black), np.int64(white), np.int64(kings), np.int64(stm)))
 
 
-__all__ = ["MAGIC", "NOT_FOUND", "empty_table", "assemble_table", "probe", "probe_position", "describe",
-           "code_to_distance", "read_code", "slice_index", "material_key"]
+__all__ = ["MAGIC", "NOT_FOUND", "NOT_FOUND_SCORE", "empty_table", "assemble_table", "probe", "probe_position",
+           "search_score", "root_choice", "describe", "code_to_distance", "read_code", "slice_index"]
