@@ -36,6 +36,10 @@ def _find_shared_data() -> Path | None:
 
 SHARED_DATA = _find_shared_data()
 
+# Endgame databases a user built in the standard place must not change what the tests see
+# (subprocess engines inherit this); tests that want databases set EGDB Path themselves.
+os.environ["UCI_CHECKERS_EGDB_DIR"] = str(TESTS_DIR / "no-such-egdb-directory")
+
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:

@@ -42,6 +42,7 @@ __all__ = ["Engine", "GoParams", "OptionSpec", "OptionError", "EngineBusyError",
 
 DEFAULT_MOVE_OVERHEAD_MS = 50
 DEFAULT_MOVES_TO_GO = 30        # horizon assumed for sudden-death clocks (no movestogo)
+EGDB_MAX_PIECES = 8             # uci_checkers.egdb.build.MAX_BUILD_PIECES (not imported: it loads numpy)
 
 
 class OptionError(ValueError):
@@ -113,6 +114,10 @@ def _build_option_specs() -> list[OptionSpec]:
         OptionSpec("NoProgressPlies", "spin", 80, 0, 1000,
                    help="plies without a capture or man move that draw the game; 0 = rule off"),
         OptionSpec("UCI_AnalyseMode", "check", False, help="the host is analysing, not playing"),
+        OptionSpec("EGDB Path", "string", "", help="endgame database directory (uci-checkers egdb build); "
+                   "empty: the standard cache directory, used when present"),
+        OptionSpec("EGDB Pieces", "spin", EGDB_MAX_PIECES, 0, EGDB_MAX_PIECES,
+                   help="probe endgame databases up to this many pieces; 0 = off"),
     ]
     specs.insert(1, OptionSpec("Threads", "spin", 1, 1, max(1, min(_SEARCH_MAX_THREADS, (os.cpu_count() or 1) * 2)),
                                help="search threads (lazy SMP); 1 keeps fixed-depth searches deterministic"))
@@ -337,7 +342,8 @@ class Engine:
         self._ready = threading.Event()
         self._warm_thread: Optional[threading.Thread] = None
         self._warm_error: Optional[BaseException] = None
-        self._pending: dict[str, Any] = {}         # searcher changes not applied yet: hash, clear, threads
+        self._pending: dict[str, Any] = {}         # searcher changes not applied yet: hash, clear, threads, egdb
+        self._egdb_messages: list[str] = []        # endgame database load reports, given to the next go
         self._job: Optional[_Job] = None
 
     # --- options -------------------------------------------------------------------------------
@@ -368,6 +374,8 @@ class Engine:
                 self._pending["clear"] = True
             elif spec.name == "Threads":
                 self._pending["threads"] = parsed
+            elif spec.name in ("EGDB Path", "EGDB Pieces"):
+                self._pending["egdb"] = True
             elif spec.name == "NoProgressPlies" and self._game is not None:
                 self._game.no_progress_plies = parsed
         self._apply_pending_if_idle()
@@ -401,6 +409,7 @@ class Engine:
                 self._stop_flag = np.zeros(1, dtype=np.int64)
                 self._pending.pop("hash", None)
                 self._pending.pop("clear", None)
+                self._pending["egdb"] = True
             self._apply_pending_if_idle()
         except BaseException as exc:
             self._warm_error = exc
@@ -450,6 +459,51 @@ class Engine:
             searcher.set_hash(pending["hash"])
         if pending.get("clear") or pending.get("newgame"):
             searcher.clear()
+        if pending.get("egdb"):
+            self._load_egdb_locked(searcher)
+
+    # --- endgame databases ---------------------------------------------------------------------
+    def _load_egdb_locked(self, searcher: Searcher) -> None:
+        """(Re)load the endgame databases the EGDB options name; problems become one message for the next go."""
+        from pathlib import Path
+
+        from .egdb.store import default_directory, load_directory
+
+        searcher.set_egdb(None)
+        pieces = int(self._options["EGDB Pieces"])
+        explicit = str(self._options["EGDB Path"]).strip()
+        if pieces == 0:
+            return
+        directory = Path(explicit) if explicit else default_directory()
+        if not explicit and not directory.is_dir():
+            return   # nothing built in the standard place: nothing to say
+        try:
+            db = load_directory(directory, pieces)
+        except (OSError, MemoryError) as exc:
+            self._egdb_messages.append(f"egdb: cannot load {directory}: {exc}; playing without endgame databases")
+            return
+        if db.pieces:
+            searcher.set_egdb(db.table)
+        if db.problems:
+            more = f" (and {len(db.problems) - 1} more)" if len(db.problems) > 1 else ""
+            using = (f"using the databases up to {db.pieces} pieces" if db.pieces
+                     else "playing without endgame databases")
+            self._egdb_messages.append(f"egdb: {db.problems[0]}{more}; {using}")
+        elif db.pieces:
+            self._egdb_messages.append(f"egdb: {len(db.slices)} slices up to {db.pieces} pieces from {directory}")
+        elif explicit:
+            self._egdb_messages.append(f"egdb: no endgame database files in {directory}")
+
+    def egdb_verdict(self) -> Optional[str]:
+        """The endgame databases' verdict on the current position (None when they do not hold it)."""
+        searcher = self._searcher
+        if searcher is None or not searcher.egdb[1]:
+            return None
+        from .egdb.probe import NOT_FOUND, describe, probe_position
+
+        pos = self.game.position
+        code = probe_position(searcher.egdb, pos.black, pos.white, pos.kings, pos.turn)
+        return None if code == NOT_FOUND else f"{describe(code)} for {pos.side_name} (database)"
 
     # --- game ----------------------------------------------------------------------------------
     @property
@@ -723,6 +777,7 @@ class Engine:
                 raise RuntimeError(f"warm-up failed: {self._warm_error!r}")
             with self._lock:
                 self._apply_pending_locked()
+                egdb_messages, self._egdb_messages = self._egdb_messages, []
                 flag = self._stop_flag
                 limits = self._make_limits(params, searchmoves)
                 with job.deadline_cv:
@@ -731,6 +786,9 @@ class Engine:
                     flag[0] = 1 if (job.stop_requested or expired) else 0
                     limits.infinite = bool(job.infinite or tm.pondering)
                     job.limits = limits
+            if on_message is not None:
+                for text in egdb_messages:
+                    on_message(text)
             if not legal:
                 from .search import SearchResult
 
