@@ -266,3 +266,22 @@ def unrank_position(index, bm, bk, wm, wk, offsets, nbk_sets, nwk_sets):
     white = padded_board(wmen | wkings)
     kings = padded_board(bkings | wkings)
     return black, white, kings, stm
+
+
+@kernel
+def count_index_failures(lo, hi, bm, bk, wm, wk, offsets, nbk_sets, nwk_sets):
+    """Indices in ``lo .. hi-1`` whose position is malformed or does not rank back to the same index."""
+    bad = 0
+    for i in range(lo, hi):
+        black, white, kings, stm = unrank_position(np.int64(i), bm, bk, wm, wk, offsets, nbk_sets, nwk_sets)
+        bsq = square_mask(black)
+        wsq = square_mask(white)
+        ksq = square_mask(kings)
+        ok = (bsq & wsq) == 0 and (ksq & ~(bsq | wsq)) == 0
+        ok = ok and popcount(bsq & ~ksq) == bm and popcount(bsq & ksq) == bk
+        ok = ok and popcount(wsq & ~ksq) == wm and popcount(wsq & ksq) == wk
+        ok = ok and (bsq & ~ksq & 0xF0000000) == 0 and (wsq & ~ksq & 0xF) == 0   # men never on their crowning row
+        ok = ok and padded_board(bsq) == black and padded_board(wsq) == white
+        if not ok or rank_position(black, white, kings, stm, offsets, 0, nbk_sets, nwk_sets) != i:
+            bad += 1
+    return bad
