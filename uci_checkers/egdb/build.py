@@ -9,7 +9,8 @@ piece and men counts) do not depend on each other; ``--jobs`` spreads them over
 local worker processes (forked, each in its own process group).
 
 Other subcommands: ``verify`` (re-check stored files), ``info`` (sizes, times,
-results per slice), ``probe --fen FEN`` (the stored verdict of one position).
+results per slice), ``probe --fen FEN`` (the stored verdict of one position),
+``bench`` (search speed on the bench positions without and with probing).
 """
 from __future__ import annotations
 
@@ -268,6 +269,11 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--dir", type=Path, default=None)
     i = sub.add_parser("info", help="list the stored slices: positions, results, longest win, size, build time")
     i.add_argument("--dir", type=Path, default=None)
+    bn = sub.add_parser("bench", help="search cost with and without the databases (the bench positions)")
+    bn.add_argument("--dir", type=Path, default=None)
+    bn.add_argument("--pieces", type=int, default=MAX_BUILD_PIECES)
+    bn.add_argument("--depth", type=int, default=13)
+    bn.add_argument("--runs", type=int, default=3)
     q = sub.add_parser("probe", help="the stored verdict of one position")
     q.add_argument("--fen", required=True)
     q.add_argument("--dir", type=Path, default=None)
@@ -295,6 +301,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             return _info(directory)
         if args.command == "probe":
             return _probe(directory, args.fen, args.pieces)
+        if args.command == "bench":
+            return _bench(directory, args.pieces, args.depth, args.runs)
     except KeyboardInterrupt:
         print("\negdb: interrupted; finished slices are kept (run the same command to resume)", file=sys.stderr)
         return 130
@@ -302,6 +310,48 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"egdb: {exc}", file=sys.stderr)
         return 1
     return 2
+
+
+def _bench(directory: Path, pieces: int, depth: int, runs: int) -> int:
+    """The bench positions searched to ``depth`` without and with the databases: nodes, time, nodes/s, tbhits."""
+    import statistics
+
+    from .. import bench as benchmod
+    from ..position import Game, Position
+    from ..search import Searcher, SearchLimits
+
+    db = load_directory(directory, pieces)
+    for problem in db.problems:
+        print(f"egdb: {problem}", file=sys.stderr)
+    if not db.pieces:
+        print(f"egdb: no databases in {directory}", file=sys.stderr)
+        return 1
+    searcher = Searcher(benchmod.BENCH_HASH_MB)
+    searcher.warm_up()
+    stop = np.zeros(1, dtype=np.int64)
+    print(f"bench depth {depth}, databases up to {db.pieces} pieces from {directory}; median of {runs} run(s)")
+    for label, fens in (("all bench positions", benchmod.POSITIONS), ("bench endgames", benchmod.ENDGAMES)):
+        for table, name in ((None, "without"), (db.table, "with")):
+            searcher.set_egdb(table)
+            times = []
+            nodes = tbhits = 0
+            for _ in range(max(1, runs)):
+                nodes = tbhits = 0
+                elapsed = 0.0
+                for fen in fens:
+                    searcher.clear()
+                    t0 = time.perf_counter()
+                    infos: list = []
+                    result = searcher.search(Game(Position.from_fen(fen)), SearchLimits(depth=depth), infos.append,
+                                             stop)
+                    elapsed += time.perf_counter() - t0
+                    nodes += result.nodes
+                    tbhits += infos[-1].tbhits if infos else 0
+                times.append(elapsed)
+            seconds = statistics.median(times)
+            print(f"{label:<20} {name:<8} nodes {nodes:>11,}  time {seconds:7.2f} s  nodes/s {nodes / seconds:>11,.0f}"
+                  f"  tbhits {tbhits:>9,}")
+    return 0
 
 
 def _info(directory: Path) -> int:

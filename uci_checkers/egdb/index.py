@@ -192,22 +192,23 @@ def colex_rank(m, blocked):
 def colex_unrank(r, k, blocked):
     """The ``k``-element set of colex rank ``r`` over the bits not in ``blocked`` (inverse of colex_rank)."""
     m = np.int64(0)
+    hi = 32
     for i in range(k, 0, -1):
-        p = i - 1
-        while _C[p + 1, i] <= r:
-            p += 1
-        r -= _C[p, i]
-        # the p-th free bit
-        b = -1
-        left = p
-        while True:
-            b += 1
-            if (blocked >> b) & 1:
-                continue
-            if left == 0:
-                break
-            left -= 1
-        m |= np.int64(1) << b
+        # the largest p with C(p, i) <= r, by bisection (C(., i) grows with p)
+        lo = i - 1
+        while hi - lo > 1:
+            mid = (lo + hi) >> 1
+            if _C[mid, i] <= r:
+                lo = mid
+            else:
+                hi = mid
+        r -= _C[lo, i]
+        # the lo-th free bit (0-based): drop the lowest lo free bits
+        free = ~blocked & 0xFFFFFFFF
+        for _ in range(lo):
+            free &= free - 1
+        m |= free & -free
+        hi = lo
     return m
 
 
