@@ -367,3 +367,34 @@ def test_missing_or_corrupt_database_gives_one_info_string_and_the_engine_plays_
         assert _go_and_wait(proto, lines)                   # said once, not at every go
         assert not any(line.startswith("info string egdb:") for line in lines)
         proto.engine.quit()
+
+
+def test_slices_without_distances_keep_exact_results_and_guide_the_search(db3, tmp_path):
+    """--distance-pieces 2: three-piece slices with men keep win/loss/draw only (kings-only ones keep distances)."""
+    assert egbuild.build(tmp_path, SMALL, quiet=True, distance_pieces=2) == len(slices_up_to(SMALL))
+    assert egbuild.verify_directory(tmp_path, SMALL) == 0
+    for s in slices_up_to(SMALL):
+        info = store.read_info(store.slice_path(tmp_path, s))
+        assert info.distances == (s.pieces <= 2 or s.men == 0), s
+        full, _ = store.read_slice(db3, s)
+        small, _ = store.read_slice(tmp_path, s)
+        expect = full if info.distances else egbuild.to_win_loss_draw(full)
+        assert np.array_equal(small, expect), s
+    # converting a directory built with distances gives the same files' values
+    copy = tmp_path / "converted"
+    copy.mkdir()
+    for other in db3.glob("*.egdb"):
+        (copy / other.name).write_bytes(other.read_bytes())
+    assert egbuild.build(copy, SMALL, quiet=True, distance_pieces=2) == 0
+    for s in slices_up_to(SMALL):
+        assert np.array_equal(store.read_slice(copy, s)[0], store.read_slice(tmp_path, s)[0]), s
+    # the search: a won position of a slice without distances scores below every mate, above every evaluation
+    table = store.load_directory(tmp_path, SMALL).table
+    pos = Position.from_fen("B:W30:B14,K5")       # two black pieces against a man: won for Black
+    code = probe_position(table, pos.black, pos.white, pos.kings, pos.turn)
+    assert describe(code) == "win (distance not stored)"
+    searcher = Searcher(4)
+    searcher.set_egdb(table)
+    infos = []
+    result = searcher.search(Game(pos), SearchLimits(depth=6), infos.append, np.zeros(1, dtype=np.int64))
+    assert 20000 < result.score < MATE - 1000 and infos[-1].tbhits > 0

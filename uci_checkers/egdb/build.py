@@ -27,11 +27,28 @@ import numpy as np
 
 from . import solve as sv
 from .index import Slice, build_levels, king_set_counts, men_offsets, slice_size, slices_up_to
-from .probe import assemble_table, describe, empty_table, probe_position
+from .probe import WLD_LOSS, WLD_WIN, assemble_table, describe, empty_table, probe_position
 from .store import EgdbFileError, default_directory, load_directory, read_info, read_slice, slice_path, write_slice
 
 INIT_CHUNK = 1 << 17
 MAX_BUILD_PIECES = 8
+DEFAULT_DISTANCE_PIECES = 4
+
+
+def stores_distances(s: Slice, distance_pieces: int) -> bool:
+    """Whether slice ``s`` keeps its distances: up to ``distance_pieces`` pieces, and every kings-only slice.
+
+    Distances cost about three bits a position at five pieces against well under one
+    for win/loss/draw alone.  Without men nothing but the distance shows how to make
+    progress; with men the search advances them (promotions lead into slices with
+    distances).
+    """
+    return s.pieces <= distance_pieces or s.men == 0
+
+
+def to_win_loss_draw(codes: np.ndarray) -> np.ndarray:
+    """Distances dropped: 0 stays a draw, odd codes (side to move loses) become WLD_LOSS, even ones WLD_WIN."""
+    return np.where(codes == 0, 0, np.where(codes & 1, WLD_LOSS, WLD_WIN)).astype(np.uint8)
 
 
 class EgdbBuildError(Exception):
@@ -45,13 +62,18 @@ class SolvedSlice:
     max_distance: int
     results: tuple[int, int, int]    # wins, losses, draws (side to move's view)
     seconds: float
+    distances: bool = True
 
 
 Progress = Callable[[float], None]
 
 
-def solve_slice(s: Slice, eg: np.ndarray, progress: Optional[Progress] = None) -> SolvedSlice:
-    """Solve and verify slice ``s``; ``eg`` must hold every slice its captures and promotions lead into."""
+def solve_slice(s: Slice, eg: np.ndarray, progress: Optional[Progress] = None, distances: bool = True) -> SolvedSlice:
+    """Solve and verify slice ``s``; ``eg`` must hold every slice its captures and promotions lead into.
+
+    ``distances=False`` keeps only win/loss/draw (the distances are still computed,
+    and verified, in a game where moves into slices without distances end it).
+    """
     t0 = time.perf_counter()
     offsets = men_offsets(s)
     nbk, nwk = king_set_counts(s)
@@ -83,18 +105,22 @@ def solve_slice(s: Slice, eg: np.ndarray, progress: Optional[Progress] = None) -
     verify_codes(s, codes, eg, lambda f: report(0.55 + 0.45 * f))
     results = np.zeros(3, dtype=np.int64)
     sv.count_results(codes, results)
+    if not distances:
+        codes = to_win_loss_draw(codes)
     return SolvedSlice(s, codes, max(0, last), (int(results[0]), int(results[1]), int(results[2])),
-                       time.perf_counter() - t0)
+                       time.perf_counter() - t0, distances)
 
 
-def verify_codes(s: Slice, codes: np.ndarray, eg: np.ndarray, progress: Optional[Progress] = None) -> None:
+def verify_codes(s: Slice, codes: np.ndarray, eg: np.ndarray, progress: Optional[Progress] = None,
+                 classes_only: bool = False) -> None:
     """Check every value of slice ``s`` against its successors; raises EgdbBuildError on any inconsistency."""
     offsets = men_offsets(s)
     nbk, nwk = king_set_counts(s)
     n = codes.shape[0]
     stats = np.zeros(sv.STATS_WORDS, dtype=np.int64)
     for lo in range(0, n, INIT_CHUNK):
-        sv.verify_range(lo, min(n, lo + INIT_CHUNK), s.bm, s.bk, s.wm, s.wk, offsets, nbk, nwk, eg, codes, stats)
+        sv.verify_range(lo, min(n, lo + INIT_CHUNK), s.bm, s.bk, s.wm, s.wk, offsets, nbk, nwk, eg, codes,
+                        classes_only, stats)
         _check_stats(s, stats)
         if progress:
             progress(min(n, lo + INIT_CHUNK) / n)
@@ -149,28 +175,35 @@ class ProgressBar:
 
 
 def _slice_line(s: Slice, positions: int, max_distance: int, results: tuple[int, int, int], seconds: float,
-                file_bytes: int, note: str) -> str:
+                file_bytes: int, note: str, distances: bool = True) -> str:
     w, l, d = results
-    return (f"{s.name:<12} {positions:>12,} positions  W {w:>11,} L {l:>11,} D {d:>11,}  longest {max_distance:>3}"
+    longest = f"{max_distance:>3}" if distances else "wld"
+    return (f"{s.name:<12} {positions:>12,} positions  W {w:>11,} L {l:>11,} D {d:>11,}  longest {longest}"
             f"  {seconds:7.1f} s  {file_bytes:>11,} bytes  {note}")
 
 
-def _solve_and_write(directory: str, s: Slice, eg: np.ndarray) -> tuple[Slice, int, int, tuple[int, int, int],
-                                                                           float, int]:
-    solved = solve_slice(s, eg)
-    path = write_slice(Path(directory), s, solved.codes, solved.max_distance, solved.results, solved.seconds)
+def _solve_and_write(directory: str, s: Slice, eg: np.ndarray, distances: bool) -> tuple:
+    solved = solve_slice(s, eg, distances=distances)
+    path = write_slice(Path(directory), s, solved.codes, solved.max_distance, solved.results, solved.seconds,
+                       distances)
     return s, solved.codes.shape[0], solved.max_distance, solved.results, solved.seconds, path.stat().st_size
 
 
 _FORK_TABLE: list[np.ndarray] = []
 
 
-def _worker(directory: str, s: Slice) -> tuple:
-    return _solve_and_write(directory, s, _FORK_TABLE[0])
+def _worker(directory: str, s: Slice, distances: bool) -> tuple:
+    return _solve_and_write(directory, s, _FORK_TABLE[0], distances)
 
 
-def build(directory: Path, pieces: int, jobs: int = 1, stream: TextIO = sys.stderr, quiet: bool = False) -> int:
-    """Build (or complete) the databases up to ``pieces`` pieces in ``directory``; returns the number solved."""
+def build(directory: Path, pieces: int, jobs: int = 1, stream: TextIO = sys.stderr, quiet: bool = False,
+          distance_pieces: int = DEFAULT_DISTANCE_PIECES) -> int:
+    """Build (or complete) the databases up to ``pieces`` pieces in ``directory``; returns the number solved.
+
+    Slices keep their distances as :func:`stores_distances` says.  A present slice
+    stored with distances where none are wanted is converted in place; one stored
+    without distances where they are wanted is solved again.
+    """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     slices = slices_up_to(pieces)
@@ -183,29 +216,42 @@ def build(directory: Path, pieces: int, jobs: int = 1, stream: TextIO = sys.stde
     for group in build_levels(slices):
         todo = []
         for s in group:
+            wanted = stores_distances(s, distance_pieces)
             if slice_path(directory, s).exists():
                 try:
                     codes, info = read_slice(directory, s)
                 except EgdbFileError as exc:
                     bar.line(f"{exc}: rebuilding it")
                 else:
-                    loaded[s] = (codes, men_offsets(s))
-                    bar.done += sizes[s]
-                    bar.line(_slice_line(s, info.positions, info.max_distance, (info.wins, info.losses, info.draws),
-                                         info.seconds, info.file_bytes, "(already built)"))
-                    continue
+                    note = "(already built)"
+                    if info.distances and not wanted:
+                        codes = to_win_loss_draw(codes)
+                        write_slice(directory, s, codes, info.max_distance, (info.wins, info.losses, info.draws),
+                                    info.seconds, False)
+                        info = read_info(slice_path(directory, s))
+                        note = "(already built; distances dropped)"
+                    if info.distances == wanted:
+                        loaded[s] = (codes, men_offsets(s))
+                        bar.done += sizes[s]
+                        bar.line(_slice_line(s, info.positions, info.max_distance,
+                                             (info.wins, info.losses, info.draws), info.seconds, info.file_bytes,
+                                             note, info.distances))
+                        continue
+                    bar.line(f"{s.name}: stored without distances, solving it again with them")
             todo.append(s)
         if todo and jobs > 1 and len(todo) > 1:
             _FORK_TABLE[:] = [eg]
             ctx = multiprocessing.get_context("fork")
             with ctx.Pool(min(jobs, len(todo)), initializer=os.setpgrp) as pool:
                 try:
-                    pending = [pool.apply_async(_worker, (str(directory), s)) for s in todo]
+                    pending = [pool.apply_async(_worker, (str(directory), s, stores_distances(s, distance_pieces)))
+                               for s in todo]
                     for result in pending:
                         s, n, longest, results, seconds, nbytes = result.get()
                         bar.done += sizes[s]
                         bar.update(s.name, 0.0, 0)
-                        bar.line(_slice_line(s, n, longest, results, seconds, nbytes, ""))
+                        bar.line(_slice_line(s, n, longest, results, seconds, nbytes, "",
+                                             stores_distances(s, distance_pieces)))
                         solved_count += 1
                 except BaseException:
                     pool.terminate()
@@ -216,12 +262,14 @@ def build(directory: Path, pieces: int, jobs: int = 1, stream: TextIO = sys.stde
                 loaded[s] = (codes, men_offsets(s))
         else:
             for s in todo:
-                solved = solve_slice(s, eg, lambda f, s=s: bar.update(s.name, f, sizes[s]))
-                path = write_slice(directory, s, solved.codes, solved.max_distance, solved.results, solved.seconds)
+                distances = stores_distances(s, distance_pieces)
+                solved = solve_slice(s, eg, lambda f, s=s: bar.update(s.name, f, sizes[s]), distances)
+                path = write_slice(directory, s, solved.codes, solved.max_distance, solved.results, solved.seconds,
+                                   distances)
                 loaded[s] = (solved.codes, men_offsets(s))
                 bar.done += sizes[s]
                 bar.line(_slice_line(s, sizes[s], solved.max_distance, solved.results, solved.seconds,
-                                     path.stat().st_size, ""))
+                                     path.stat().st_size, "", distances))
                 solved_count += 1
         eg = assemble_table(loaded)
     total_bytes = sum(slice_path(directory, s).stat().st_size for s in slices)
@@ -239,8 +287,8 @@ def verify_directory(directory: Path, pieces: int, stream: TextIO = sys.stderr) 
     for group in build_levels(slices_up_to(pieces)):
         for s in group:
             try:
-                codes, _ = read_slice(directory, s)
-                verify_codes(s, codes, eg)
+                codes, info = read_slice(directory, s)
+                verify_codes(s, codes, eg, classes_only=not info.distances)
             except (EgdbFileError, EgdbBuildError) as exc:
                 stream.write(f"BAD  {exc}\n")
                 bad += 1
@@ -261,6 +309,9 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--pieces", type=int, required=True, help=f"largest piece count (2..{MAX_BUILD_PIECES})")
     b.add_argument("--dir", type=Path, default=None, help=f"database directory (default {default_directory()})")
     b.add_argument("--jobs", type=int, default=1, help="local worker processes for independent slices")
+    b.add_argument("--distance-pieces", type=int, default=DEFAULT_DISTANCE_PIECES,
+                   help="keep distances to the end up to this many pieces (and for every kings-only slice); "
+                        f"larger slices with men keep win/loss/draw only (default {DEFAULT_DISTANCE_PIECES})")
     b.add_argument("--backend", choices=("local",), default="local",
                    help="where slices are solved (only local processes in this version)")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress output")
@@ -293,7 +344,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             if not 2 <= args.pieces <= MAX_BUILD_PIECES:
                 print(f"egdb: --pieces must be 2..{MAX_BUILD_PIECES}", file=sys.stderr)
                 return 2
-            build(directory, args.pieces, max(1, args.jobs), quiet=args.quiet)
+            build(directory, args.pieces, max(1, args.jobs), quiet=args.quiet, distance_pieces=args.distance_pieces)
             return 0
         if args.command == "verify":
             return 1 if verify_directory(directory, args.pieces) else 0
@@ -368,7 +419,7 @@ def _info(directory: Path) -> int:
     infos.sort(key=lambda x: (x.slice.pieces, x.slice.men, x.slice.key))
     for x in infos:
         print(_slice_line(x.slice, x.positions, x.max_distance, (x.wins, x.losses, x.draws), x.seconds, x.file_bytes,
-                          ""))
+                          "", x.distances))
     by_pieces: dict[int, list] = {}
     for x in infos:
         by_pieces.setdefault(x.slice.pieces, []).append(x)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel, popcount
+from .._jit import ctz, kernel, popcount
 from .index import N_KEYS, Slice, king_set_counts, material_key, rank_position, square_mask, padded_board, \
     flip_square_mask
 
@@ -31,6 +31,9 @@ MAGIC = 0x4547_4442_3031      # "EGDB01"
 DIR = 8
 HEADER_WORDS = DIR + 4 * N_KEYS
 NOT_FOUND = -1
+WLD_LOSS = 253                 # codes of slices stored without distances (odd: the side to move loses)
+WLD_WIN = 254
+KNOWN_WIN_MARGIN = 1500        # a win without a distance scores mate - this - ply (+ progress): below every mate
 NOT_FOUND_SCORE = -(1 << 40)   # search_score: no verdict (beyond any search score)
 
 
@@ -113,8 +116,9 @@ def probe(eg, black, white, kings, stm):
 
 @kernel
 def search_score(eg, black, white, kings, stm, ply, qp, no_progress, mate):
-    """The exact search score of a position (``mate - ply - D`` for a win, negated for a loss, 0 for a draw),
-    or ``NOT_FOUND_SCORE`` when the table cannot tell.
+    """The search score of a position: ``mate - ply - D`` for a win in D plies, negated for a loss, 0 for
+    a draw; a win stored without its distance scores ``mate - KNOWN_WIN_MARGIN + progress`` (below every
+    mate, above every evaluation); ``NOT_FOUND_SCORE`` when the table cannot tell.
 
     Kings-only positions change nothing for the no-progress counter but captures,
     so a result more than ``no_progress - qp`` plies away may be a draw by that
@@ -125,12 +129,29 @@ def search_score(eg, black, white, kings, stm, ply, qp, no_progress, mate):
         return NOT_FOUND_SCORE
     if code == 0:
         return 0
+    if code >= WLD_LOSS:
+        known = mate - KNOWN_WIN_MARGIN + progress(black, white, kings, stm if code == WLD_WIN else 1 - stm)
+        return known if code == WLD_WIN else -known
     d = code - 1
     if no_progress > 0 and (black | white) == kings and d > no_progress - qp:
         return NOT_FOUND_SCORE
     if (d & 1) == 1:
         return mate - ply - d
     return -mate + ply + d
+
+
+@kernel
+def progress(black, white, kings, winner):
+    """How far the winner's men have advanced (rows, summed): promotions are how a won ending with men
+    moves on into the slices with distances, so among won positions the search prefers advanced men."""
+    men = (black if winner == 0 else white) & ~kings
+    total = 0
+    while men != 0:
+        b = men & -men
+        men ^= b
+        row = (ctz(b) - ctz(b) // 9) // 4          # bit -> square index 0..31 -> row 0..7 from Black's side
+        total += row if winner == 0 else 7 - row
+    return 4 * total
 
 
 def root_choice(eg: np.ndarray, children: list[tuple[int, int, int, int]], stm: int, no_progress: int,
@@ -145,8 +166,8 @@ def root_choice(eg: np.ndarray, children: list[tuple[int, int, int, int]], stm: 
     for i, (b, w, k, qp) in enumerate(children):
         s = int(search_score(eg, np.int64(b), np.int64(w), np.int64(k), np.int64(stm), np.int64(1), np.int64(qp),
                              np.int64(no_progress), np.int64(mate)))
-        if s == NOT_FOUND_SCORE:
-            return None
+        if s == NOT_FOUND_SCORE or abs(s) < mate - KNOWN_WIN_MARGIN + 256:
+            return None      # unknown, or known without a distance: the search chooses
         if best is None or -s > best[1]:
             best = (i, -s)
     return best
@@ -163,6 +184,8 @@ def describe(code: int) -> str:
         return "not in the database"
     if code == 0:
         return "draw"
+    if code >= WLD_LOSS:
+        return f"{'win' if code == WLD_WIN else 'loss'} (distance not stored)"
     d = code - 1
     return f"{'win' if d % 2 else 'loss'} in {d} plies"
 

@@ -3,10 +3,12 @@
 One file per slice, ``<dir>/<slice name>.egdb`` (e.g. ``1m1k-0m2k.egdb``)::
 
     header (little-endian, HEADER.size bytes)
-        magic "UCEGDB1\\n", format version, bm bk wm wk, number of positions,
+        magic "UCEGDB1\\n", format version, bm bk wm wk, flags (1: win/loss/draw only,
+        no distances), number of positions,
         CRC-32 of the raw codes, CRC-32 and length of the payload,
         longest distance, wins, losses, draws, build seconds
-    payload: the one-byte codes in index order, zlib-compressed
+    payload: the one-byte codes in index order, zlib-compressed (a slice without
+        distances holds only 0, WLD_LOSS and WLD_WIN: well under a bit a position)
 
 zlib's LZ77 + Huffman coding does the run-length work over the index order
 (long runs of draws and of equal distances).  A file is written to a temporary
@@ -33,6 +35,7 @@ FORMAT_VERSION = 1
 HEADER = struct.Struct("<8sHBBBBHqIIqqqqqd")
 SUFFIX = ".egdb"
 ZLIB_LEVEL = 9
+FLAG_NO_DISTANCES = 1
 
 
 class EgdbFileError(Exception):
@@ -51,6 +54,7 @@ class SliceInfo:
     draws: int
     seconds: float
     file_bytes: int
+    distances: bool                  # False: win/loss/draw only
 
 
 def default_directory() -> Path:
@@ -67,11 +71,12 @@ def slice_path(directory: Path, s: Slice) -> Path:
 
 
 def write_slice(directory: Path, s: Slice, codes: np.ndarray, max_distance: int, results: tuple[int, int, int],
-                seconds: float) -> Path:
+                seconds: float, distances: bool = True) -> Path:
     """Compress and write one slice atomically (tmp + fsync + rename); returns the path."""
     raw = np.ascontiguousarray(codes, dtype=np.uint8).tobytes()
     payload = zlib.compress(raw, ZLIB_LEVEL)
-    header = HEADER.pack(MAGIC, FORMAT_VERSION, s.bm, s.bk, s.wm, s.wk, 0, len(raw), zlib.crc32(raw),
+    flags = 0 if distances else FLAG_NO_DISTANCES
+    header = HEADER.pack(MAGIC, FORMAT_VERSION, s.bm, s.bk, s.wm, s.wk, flags, len(raw), zlib.crc32(raw),
                          zlib.crc32(payload), len(payload), int(max_distance), *(int(x) for x in results),
                          float(seconds))
     path = slice_path(directory, s)
@@ -101,7 +106,7 @@ def write_slice(directory: Path, s: Slice, codes: np.ndarray, max_distance: int,
 def _parse_header(path: Path, data: bytes, expect: Optional[Slice]) -> tuple[SliceInfo, int, int, int]:
     if len(data) < HEADER.size:
         raise EgdbFileError(f"{path}: truncated ({len(data)} bytes, header needs {HEADER.size})")
-    (magic, version, bm, bk, wm, wk, _, positions, raw_crc, payload_crc, payload_len, max_d, wins, losses, draws,
+    (magic, version, bm, bk, wm, wk, flags, positions, raw_crc, payload_crc, payload_len, max_d, wins, losses, draws,
      seconds) = HEADER.unpack_from(data)
     if magic != MAGIC:
         raise EgdbFileError(f"{path}: not an endgame database file (bad magic)")
@@ -112,7 +117,7 @@ def _parse_header(path: Path, data: bytes, expect: Optional[Slice]) -> tuple[Sli
         raise EgdbFileError(f"{path}: holds slice {s}, expected {expect}")
     if len(data) != HEADER.size + payload_len:
         raise EgdbFileError(f"{path}: truncated or padded ({len(data)} bytes, expected {HEADER.size + payload_len})")
-    info = SliceInfo(s, positions, max_d, wins, losses, draws, seconds, len(data))
+    info = SliceInfo(s, positions, max_d, wins, losses, draws, seconds, len(data), not flags & FLAG_NO_DISTANCES)
     return info, raw_crc, payload_crc, payload_len
 
 
