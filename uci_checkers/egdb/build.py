@@ -312,8 +312,6 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--distance-pieces", type=int, default=DEFAULT_DISTANCE_PIECES,
                    help="keep distances to the end up to this many pieces (and for every kings-only slice); "
                         f"larger slices with men keep win/loss/draw only (default {DEFAULT_DISTANCE_PIECES})")
-    b.add_argument("--backend", choices=("local",), default="local",
-                   help="where slices are solved (only local processes in this version)")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     v = sub.add_parser("verify", help="re-check the stored slices (checksums and every value)")
     v.add_argument("--pieces", type=int, required=True)
