@@ -323,6 +323,7 @@ def _parser() -> argparse.ArgumentParser:
     bn.add_argument("--pieces", type=int, default=MAX_BUILD_PIECES)
     bn.add_argument("--depth", type=int, default=13)
     bn.add_argument("--runs", type=int, default=3)
+    bn.add_argument("--endgames", action="store_true", help="only the bench's endgame positions")
     q = sub.add_parser("probe", help="the stored verdict of one position")
     q.add_argument("--fen", required=True)
     q.add_argument("--dir", type=Path, default=None)
@@ -351,7 +352,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         if args.command == "probe":
             return _probe(directory, args.fen, args.pieces)
         if args.command == "bench":
-            return _bench(directory, args.pieces, args.depth, args.runs)
+            return _bench(directory, args.pieces, args.depth, args.runs, args.endgames)
     except KeyboardInterrupt:
         print("\negdb: interrupted; finished slices are kept (run the same command to resume)", file=sys.stderr)
         return 130
@@ -361,7 +362,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     return 2
 
 
-def _bench(directory: Path, pieces: int, depth: int, runs: int) -> int:
+def _bench(directory: Path, pieces: int, depth: int, runs: int, endgames_only: bool) -> int:
     """The bench positions searched to ``depth`` without and with the databases: nodes, time, nodes/s, tbhits."""
     import statistics
 
@@ -379,7 +380,8 @@ def _bench(directory: Path, pieces: int, depth: int, runs: int) -> int:
     searcher.warm_up()
     stop = np.zeros(1, dtype=np.int64)
     print(f"bench depth {depth}, databases up to {db.pieces} pieces from {directory}; median of {runs} run(s)")
-    for label, fens in (("all bench positions", benchmod.POSITIONS), ("bench endgames", benchmod.ENDGAMES)):
+    sets = [("all bench positions", benchmod.POSITIONS), ("bench endgames", benchmod.ENDGAMES)]
+    for label, fens in sets[1:] if endgames_only else sets:
         for table, name in ((None, "without"), (db.table, "with")):
             searcher.set_egdb(table)
             times = []
