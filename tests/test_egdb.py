@@ -370,12 +370,12 @@ def test_missing_or_corrupt_database_gives_one_info_string_and_the_engine_plays_
 
 
 def test_slices_without_distances_keep_exact_results_and_guide_the_search(db3, tmp_path):
-    """--distance-pieces 2: three-piece slices with men keep win/loss/draw only (kings-only ones keep distances)."""
+    """--distance-pieces 2: three-piece slices where both sides have men keep win/loss/draw only."""
     assert egbuild.build(tmp_path, SMALL, quiet=True, distance_pieces=2) == len(slices_up_to(SMALL))
     assert egbuild.verify_directory(tmp_path, SMALL) == 0
     for s in slices_up_to(SMALL):
         info = store.read_info(store.slice_path(tmp_path, s))
-        assert info.distances == (s.pieces <= 2 or s.men == 0), s
+        assert info.distances == (s.pieces <= 2 or s.bm == 0 or s.wm == 0), s
         full, _ = store.read_slice(db3, s)
         small, _ = store.read_slice(tmp_path, s)
         expect = full if info.distances else egbuild.to_win_loss_draw(full)

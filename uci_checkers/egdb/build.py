@@ -36,14 +36,16 @@ DEFAULT_DISTANCE_PIECES = 4
 
 
 def stores_distances(s: Slice, distance_pieces: int) -> bool:
-    """Whether slice ``s`` keeps its distances: up to ``distance_pieces`` pieces, and every kings-only slice.
+    """Whether slice ``s`` keeps its distances: up to ``distance_pieces`` pieces, and wherever a side has no man.
 
     Distances cost about three bits a position at five pieces against well under one
-    for win/loss/draw alone.  Without men nothing but the distance shows how to make
-    progress; with men the search advances them (promotions lead into slices with
-    distances).
+    for win/loss/draw alone.  When both sides have men, whoever wins has a man to
+    advance, and the search does (promotions lead into slices with distances); a
+    side with kings only could win without ever showing progress, so there only
+    the distance tells how (measured: without distances there, the engine drew won
+    five-piece endings by repetition).
     """
-    return s.pieces <= distance_pieces or s.men == 0
+    return s.pieces <= distance_pieces or s.bm == 0 or s.wm == 0
 
 
 def to_win_loss_draw(codes: np.ndarray) -> np.ndarray:
@@ -310,8 +312,9 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--dir", type=Path, default=None, help=f"database directory (default {default_directory()})")
     b.add_argument("--jobs", type=int, default=1, help="local worker processes for independent slices")
     b.add_argument("--distance-pieces", type=int, default=DEFAULT_DISTANCE_PIECES,
-                   help="keep distances to the end up to this many pieces (and for every kings-only slice); "
-                        f"larger slices with men keep win/loss/draw only (default {DEFAULT_DISTANCE_PIECES})")
+                   help="keep distances to the end up to this many pieces (and wherever a side has no man); "
+                        "larger slices where both sides have men keep win/loss/draw only "
+                        f"(default {DEFAULT_DISTANCE_PIECES})")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     v = sub.add_parser("verify", help="re-check the stored slices (checksums and every value)")
     v.add_argument("--pieces", type=int, required=True)
