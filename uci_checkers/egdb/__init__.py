@@ -20,6 +20,9 @@ Every stored value is a *distance to the end of the game* in plies under best pl
     D + 1      the game ends after D more plies; D even: the side to move loses,
                D odd: the side to move wins
 
+    253 / 254  lost / won, distance not stored (large slices where both sides have
+               men: see :func:`uci_checkers.egdb.build.stores_distances`)
+
 So the database is "depth to mate" (captures and promotions included: they lead
 into smaller, already solved slices), and a database score is exactly the
 search's mate score ``MATE - ply - D``.  Repetitions and the no-progress rule
