@@ -403,13 +403,20 @@ class Engine:
 
             from .search import Searcher
 
+            # read outside the lock (a large database takes seconds); an EGDB option set meanwhile
+            # leaves "egdb" pending, so the databases are read again with it
+            read_with = self._egdb_settings()
+            table, messages = self._read_egdb()
             with self._lock:  # built under the lock: a Hash change now is either used here or pending
                 searcher = Searcher(self._options["Hash"])
+                searcher.set_egdb(table)
+                self._egdb_messages += messages
+                if self._egdb_settings() == read_with:
+                    self._pending.pop("egdb", None)
                 self._searcher = searcher
                 self._stop_flag = np.zeros(1, dtype=np.int64)
                 self._pending.pop("hash", None)
                 self._pending.pop("clear", None)
-                self._pending["egdb"] = True
             self._apply_pending_if_idle()
         except BaseException as exc:
             self._warm_error = exc
@@ -460,39 +467,42 @@ class Engine:
         if pending.get("clear") or pending.get("newgame"):
             searcher.clear()
         if pending.get("egdb"):
-            self._load_egdb_locked(searcher)
+            searcher.set_egdb(None)                # the old table is freed before the new one is read
+            table, messages = self._read_egdb()
+            searcher.set_egdb(table)
+            self._egdb_messages += messages
 
     # --- endgame databases ---------------------------------------------------------------------
-    def _load_egdb_locked(self, searcher: Searcher) -> None:
-        """(Re)load the endgame databases the EGDB options name; problems become one message for the next go."""
+    def _egdb_settings(self) -> tuple[str, int]:
+        return str(self._options["EGDB Path"]).strip(), int(self._options["EGDB Pieces"])
+
+    def _read_egdb(self) -> tuple[Any, list[str]]:
+        """The probe table the EGDB options name (None: none) and the messages for the next go."""
         from pathlib import Path
 
         from .egdb.store import default_directory, load_directory
 
-        searcher.set_egdb(None)
         pieces = int(self._options["EGDB Pieces"])
         explicit = str(self._options["EGDB Path"]).strip()
         if pieces == 0:
-            return
+            return None, []
         directory = Path(explicit) if explicit else default_directory()
         if not explicit and not directory.is_dir():
-            return   # nothing built in the standard place: nothing to say
+            return None, []   # nothing built in the standard place: nothing to say
         try:
             db = load_directory(directory, pieces)
         except (OSError, MemoryError) as exc:
-            self._egdb_messages.append(f"egdb: cannot load {directory}: {exc}; playing without endgame databases")
-            return
-        if db.pieces:
-            searcher.set_egdb(db.table)
+            return None, [f"egdb: cannot load {directory}: {exc}; playing without endgame databases"]
         if db.problems:
             more = f" (and {len(db.problems) - 1} more)" if len(db.problems) > 1 else ""
             using = (f"using the databases up to {db.pieces} pieces" if db.pieces
                      else "playing without endgame databases")
-            self._egdb_messages.append(f"egdb: {db.problems[0]}{more}; {using}")
+            messages = [f"egdb: {db.problems[0]}{more}; {using}"]
         elif db.pieces:
-            self._egdb_messages.append(f"egdb: {len(db.slices)} slices up to {db.pieces} pieces from {directory}")
-        elif explicit:
-            self._egdb_messages.append(f"egdb: no endgame database files in {directory}")
+            messages = [f"egdb: {len(db.slices)} slices up to {db.pieces} pieces from {directory}"]
+        else:
+            messages = [f"egdb: no endgame database files in {directory}"] if explicit else []
+        return (db.table if db.pieces else None), messages
 
     def egdb_verdict(self) -> Optional[str]:
         """The endgame databases' verdict on the current position (None when they do not hold it)."""
