@@ -341,6 +341,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     directory = args.dir if args.dir is not None else default_directory()
+    if args.command != "build" and not Path(directory).is_dir():
+        print(f"egdb: {directory}: no such directory (build one with: uci-checkers egdb build --pieces N)",
+              file=sys.stderr)
+        return 1
     try:
         if args.command == "build":
             if not 2 <= args.pieces <= MAX_BUILD_PIECES:
