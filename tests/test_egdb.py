@@ -22,7 +22,7 @@ from uci_checkers.egdb import store
 from uci_checkers.egdb.index import (Slice, canonical, count_index_failures, king_set_counts, men_offsets,
                                      slice_size, slices_up_to)
 from uci_checkers.egdb.probe import NOT_FOUND, describe, probe_position
-from uci_checkers.engine import Engine, GoParams
+from uci_checkers.engine import Engine
 from uci_checkers.position import Game, Position
 from uci_checkers.protocol import Protocol
 from uci_checkers.search import MATE, Searcher, SearchLimits
