@@ -268,28 +268,33 @@ def _random_positions(table, s: Slice, want: str, count: int, seed: int):
     nbk, nwk = king_set_counts(s)
     n = slice_size(s, offsets)
     out = []
-    while len(out) < count:
+    for _ in range(200_000):
         b, w, k, stm = (int(x) for x in unrank_position(rng.randrange(n), s.bm, s.bk, s.wm, s.wk, offsets, nbk, nwk))
         pos = Position(b, w, k, stm)
         if pos.is_capture_pending():
             continue
         code = probe_position(table, b, w, k, stm)
-        if code > 0 and ((code - 1) % 2 == 1) == (want == "win") and code > 6:
+        if code > 0 and ((code - 1) % 2 == 1) == (want == "win") and code > 4:
             out.append((pos, code - 1))
+            if len(out) == count:
+                break
     return out
 
 
-@pytest.mark.parametrize("s", [Slice(0, 1, 0, 2), Slice(0, 1, 1, 1), Slice(1, 0, 2, 0), Slice(0, 1, 2, 0),
-                               Slice(1, 0, 1, 0)])
+@pytest.mark.parametrize("s", slices_up_to(SMALL), ids=str)
 def test_engine_converts_won_positions_within_the_no_progress_limit(table3, s):
-    """From random won positions the engine, playing both sides, wins in exactly the stored number of plies."""
+    """From random won positions of every slice the engine, playing both sides, wins in exactly the stored
+    number of plies: through the root shortcut (MultiPV 1) and through the search's own probes (MultiPV 2)."""
     searcher = Searcher(4)
     searcher.set_egdb(table3)
-    for pos, distance in _random_positions(table3, s, "win", 3, seed=s.key):
+    positions = _random_positions(table3, s, "win", 3, seed=s.key)
+    assert positions
+    for number, (pos, distance) in enumerate(positions):
         game = Game(pos)
         winner = pos.turn
+        limits = SearchLimits(depth=6, multipv=1 + number % 2)
         for _ in range(distance):
-            result = searcher.search(game, SearchLimits(depth=6), lambda info: None, np.zeros(1, dtype=np.int64))
+            result = searcher.search(game, limits, lambda info: None, np.zeros(1, dtype=np.int64))
             assert result.best is not None
             game.push(result.best)
             assert not game.status().is_over or not game.position.has_legal_move()
