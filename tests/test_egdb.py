@@ -403,3 +403,17 @@ def test_slices_without_distances_keep_exact_results_and_guide_the_search(db3, t
     infos = []
     result = searcher.search(Game(pos), SearchLimits(depth=6), infos.append, np.zeros(1, dtype=np.int64))
     assert 20000 < result.score < MATE - 1000 and infos[-1].tbhits > 0
+
+
+def test_ray_backend_builds_the_same_files(db3, tmp_path):
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'uci_checkers[cluster]')")
+    from uci_checkers.arena.backends import ray_runtime_env
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
+             runtime_env=ray_runtime_env())
+    try:
+        assert egbuild.build(tmp_path, SMALL, quiet=True, backend="ray") == len(slices_up_to(SMALL))
+    finally:
+        ray.shutdown()
+    for s in slices_up_to(SMALL):
+        assert np.array_equal(store.read_slice(tmp_path, s)[0], store.read_slice(db3, s)[0]), s

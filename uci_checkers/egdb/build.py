@@ -6,7 +6,8 @@ A slice whose file is already present and valid is loaded, never redone, so an
 interrupted build (Ctrl-C exits 130) resumes where it stopped.  Every slice is
 verified against its successors before it is written.  Slices of one group (same
 piece and men counts) do not depend on each other; ``--jobs`` spreads them over
-local worker processes (forked, each in its own process group).
+local worker processes (forked, each in its own process group), ``--backend ray``
+over Ray tasks (the driver writes every file).
 
 Other subcommands: ``verify`` (re-check stored files), ``info`` (sizes, times,
 results per slice), ``probe --fen FEN`` (the stored verdict of one position),
@@ -198,23 +199,89 @@ def _worker(directory: str, s: Slice, distances: bool) -> tuple:
     return _solve_and_write(directory, s, _FORK_TABLE[0], distances)
 
 
+def _ray_solve(s: Slice, eg: np.ndarray, distances: bool) -> SolvedSlice:
+    """The Ray task: solve one slice; the driver writes the file (workers may not share its disk)."""
+    return solve_slice(s, eg, distances=distances)
+
+
+class RaySolver:
+    """Independent slices as Ray tasks (a local instance, or a cluster at ``address``), like the arena's backend."""
+
+    def __init__(self, address: Optional[str] = None) -> None:
+        try:
+            import ray
+        except ImportError as exc:
+            raise EgdbBuildError(f"the ray backend needs Ray: pip install 'uci_checkers[cluster]' ({exc})") from None
+        from ..arena.backends import ray_runtime_env
+
+        self.ray = ray
+        self.started_here = False
+        if not ray.is_initialized():
+            try:
+                ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False,
+                         runtime_env=ray_runtime_env())
+            except Exception as exc:
+                raise EgdbBuildError(f"cannot connect to Ray at {address or 'a new local instance'}: {exc}") from None
+            self.started_here = True
+        self.remote = ray.remote(num_cpus=1, max_retries=1)(_ray_solve)
+
+    def solve(self, slices: list[Slice], eg: np.ndarray, distance_pieces: int):
+        """Yield each SolvedSlice as its task finishes."""
+        ray = self.ray
+        table = ray.put(eg)
+        pending = {self.remote.remote(s, table, stores_distances(s, distance_pieces)): s for s in slices}
+        try:
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+                for ref in ready:
+                    pending.pop(ref)
+                    yield ray.get(ref)
+        finally:
+            for ref in pending:
+                try:
+                    ray.cancel(ref, force=True)
+                except Exception:
+                    pass
+
+    def close(self) -> None:
+        if self.started_here:
+            self.ray.shutdown()
+
+
 def build(directory: Path, pieces: int, jobs: int = 1, stream: TextIO = sys.stderr, quiet: bool = False,
-          distance_pieces: int = DEFAULT_DISTANCE_PIECES) -> int:
+          distance_pieces: int = DEFAULT_DISTANCE_PIECES, backend: str = "local",
+          address: Optional[str] = None) -> int:
     """Build (or complete) the databases up to ``pieces`` pieces in ``directory``; returns the number solved.
 
     Slices keep their distances as :func:`stores_distances` says.  A present slice
     stored with distances where none are wanted is converted in place; one stored
-    without distances where they are wanted is solved again.
+    without distances where they are wanted is solved again.  ``backend="ray"`` solves the
+    slices of each group as Ray tasks (``address``: an existing cluster).
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     slices = slices_up_to(pieces)
     sizes = {s: slice_size(s) for s in slices}
     bar = ProgressBar(stream, sum(sizes.values()), quiet)
+    t_start = time.perf_counter()
+    ray_solver = RaySolver(address) if backend == "ray" else None
+    try:
+        solved_count = _build_groups(directory, slices, sizes, bar, jobs, distance_pieces, ray_solver)
+    finally:
+        if ray_solver is not None:
+            ray_solver.close()
+    total_bytes = sum(slice_path(directory, s).stat().st_size for s in slices)
+    bar.line(f"{len(slices)} slices, {sum(sizes.values()):,} positions, {total_bytes:,} bytes "
+             f"({8 * total_bytes / max(1, sum(sizes.values())):.3f} bits/position) in {directory}; "
+             f"{solved_count} solved in {time.perf_counter() - t_start:.1f} s")
+    return solved_count
+
+
+def _build_groups(directory: Path, slices: list[Slice], sizes: dict[Slice, int], bar: ProgressBar, jobs: int,
+                  distance_pieces: int, ray_solver: Optional[RaySolver]) -> int:
     loaded: dict[Slice, tuple[np.ndarray, np.ndarray]] = {}
     eg = empty_table()
     solved_count = 0
-    t_start = time.perf_counter()
     for group in build_levels(slices):
         todo = []
         for s in group:
@@ -241,7 +308,17 @@ def build(directory: Path, pieces: int, jobs: int = 1, stream: TextIO = sys.stde
                         continue
                     bar.line(f"{s.name}: stored without distances, solving it again with them")
             todo.append(s)
-        if todo and jobs > 1 and len(todo) > 1:
+        if todo and ray_solver is not None:
+            for solved in ray_solver.solve(todo, eg, distance_pieces):
+                s = solved.slice
+                path = write_slice(directory, s, solved.codes, solved.max_distance, solved.results, solved.seconds,
+                                   solved.distances)
+                loaded[s] = (solved.codes, men_offsets(s))
+                bar.done += sizes[s]
+                bar.line(_slice_line(s, sizes[s], solved.max_distance, solved.results, solved.seconds,
+                                     path.stat().st_size, "(ray)", solved.distances))
+                solved_count += 1
+        elif todo and jobs > 1 and len(todo) > 1:
             _FORK_TABLE[:] = [eg]
             ctx = multiprocessing.get_context("fork")
             with ctx.Pool(min(jobs, len(todo)), initializer=os.setpgrp) as pool:
@@ -274,10 +351,6 @@ def build(directory: Path, pieces: int, jobs: int = 1, stream: TextIO = sys.stde
                                      path.stat().st_size, "", distances))
                 solved_count += 1
         eg = assemble_table(loaded)
-    total_bytes = sum(slice_path(directory, s).stat().st_size for s in slices)
-    bar.line(f"{len(slices)} slices, {sum(sizes.values()):,} positions, {total_bytes:,} bytes "
-             f"({8 * total_bytes / max(1, sum(sizes.values())):.3f} bits/position) in {directory}; "
-             f"{solved_count} solved in {time.perf_counter() - t_start:.1f} s")
     return solved_count
 
 
@@ -311,6 +384,9 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--pieces", type=int, required=True, help=f"largest piece count (2..{MAX_BUILD_PIECES})")
     b.add_argument("--dir", type=Path, default=None, help=f"database directory (default {default_directory()})")
     b.add_argument("--jobs", type=int, default=1, help="local worker processes for independent slices")
+    b.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="local processes (--jobs), or Ray tasks (pip install '.[cluster]')")
+    b.add_argument("--address", default=None, help="Ray cluster address (default: start a local instance)")
     b.add_argument("--distance-pieces", type=int, default=DEFAULT_DISTANCE_PIECES,
                    help="keep distances to the end up to this many pieces (and wherever a side has no man); "
                         "larger slices where both sides have men keep win/loss/draw only "
@@ -350,7 +426,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             if not 2 <= args.pieces <= MAX_BUILD_PIECES:
                 print(f"egdb: --pieces must be 2..{MAX_BUILD_PIECES}", file=sys.stderr)
                 return 2
-            build(directory, args.pieces, max(1, args.jobs), quiet=args.quiet, distance_pieces=args.distance_pieces)
+            build(directory, args.pieces, max(1, args.jobs), quiet=args.quiet, distance_pieces=args.distance_pieces,
+                  backend=args.backend, address=args.address)
             return 0
         if args.command == "verify":
             return 1 if verify_directory(directory, args.pieces) else 0
