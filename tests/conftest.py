@@ -19,6 +19,11 @@ if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))  # so test modules can `import reference`
 
 
+# Endgame databases a user built in the standard place must not change what the tests see
+# (subprocess engines inherit this); tests that want databases set EGDB Path themselves.
+os.environ["UCI_CHECKERS_EGDB_DIR"] = str(TESTS_DIR / "no-such-egdb-directory")
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT

@@ -13,8 +13,8 @@ callee in another module (or to a module-level constant table) would silently
 reuse stale machine code.  We therefore install a cache locator that places the
 cache of every function of this package in a directory named after a hash of
 the sources that can affect compiled code (every module that uses ``_jit`` and
-everything those import from the package, transitively: see
-:func:`kernel_sources`), plus the numba and Python versions.  Any such edit or
+everything those import from the package, transitively, and every module of a
+subpackage with kernels: see :func:`kernel_sources`), plus the numba and Python versions.  Any such edit or
 an upgrade gives a fresh directory; editing the protocol or the arena does not.
 
 Where the cache lives (first writable wins):
@@ -57,6 +57,8 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 _RELATIVE_IMPORT = re.compile(r"^\s*from\s+\.([A-Za-z_][A-Za-z0-9_]*)?\s+import\s+([^\n(]+|\([^)]*\))", re.M)
+_PARENT_IMPORT = re.compile(r"^\s*from\s+\.\.([A-Za-z_][A-Za-z0-9_]*)?\s+import\s+([^\n(]+|\([^)]*\))", re.M)
+_SUBPACKAGE_JIT = re.compile(r"^\s*from\s+\.\._jit\s+import", re.M)
 
 
 def kernel_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
@@ -77,13 +79,20 @@ def kernel_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
                 found.update(n.strip(" ()\n").split(" as ")[0] for n in names.split(","))
         deps[name] = {d for d in found if d in modules}
     todo = [n for n, d in deps.items() if "_jit" in d] + ["_jit"]
+    # subpackages with kernels (``from .._jit import``) key the cache whole: their kernels
+    # call the top-level ones, and the top-level search calls theirs
+    sub_kernels = [p for p in package_dir.glob("*/*.py") if _SUBPACKAGE_JIT.search(p.read_text(encoding="utf-8"))]
+    for path in sub_kernels:
+        for module, names in _PARENT_IMPORT.findall(path.read_text(encoding="utf-8")):
+            found = [module] if module else [n.strip(" ()\n").split(" as ")[0] for n in names.split(",")]
+            todo.extend(n for n in found if n in modules)
     seen: set[str] = set()
     while todo:
         name = todo.pop()
         if name not in seen:
             seen.add(name)
             todo.extend(deps.get(name, ()))
-    return sorted(modules[n] for n in seen)
+    return sorted([modules[n] for n in seen] + sub_kernels)
 
 
 def _source_hash() -> str:
@@ -207,6 +216,10 @@ class _PackageCacheLocator(caching._CacheLocator):
     def __init__(self, py_func, py_file):
         self._py_file = py_file
         self._lineno = py_func.__code__.co_firstlineno
+        # numba names cache files after the module's file name; a subpackage module's
+        # kernels also carry the subpackage name (egdb/probe.py never meets a probe.py)
+        folder = Path(py_file).resolve().parent.relative_to(PACKAGE_DIR).parts
+        self._prefix = "".join(f"{part}-" for part in folder)
 
     def get_cache_path(self) -> str:
         return str(CACHE_DIR)
@@ -215,12 +228,12 @@ class _PackageCacheLocator(caching._CacheLocator):
         return SOURCE_HASH
 
     def get_disambiguator(self) -> str:
-        return str(self._lineno)
+        return f"{self._prefix}{self._lineno}"
 
     @classmethod
     def from_function(cls, py_func, py_file):
         try:
-            if Path(py_file).resolve().parent != PACKAGE_DIR:
+            if PACKAGE_DIR not in Path(py_file).resolve().parents:
                 return None
         except OSError:
             return None

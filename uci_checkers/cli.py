@@ -27,6 +27,7 @@ SUBCOMMANDS = {
     "bench": ("uci_checkers.bench", "fixed-depth search benchmark: total nodes and nodes/s"),
     "match": ("uci_checkers.arena", "engine-vs-engine matches and tournaments"),
     "analyse": ("uci_checkers.analyse", "annotate the games of a PDN file with engine evaluations"),
+    "egdb": ("uci_checkers.egdb.build", "endgame databases: egdb build --pieces N [--dir D], verify, info, probe"),
     "go": ("uci_checkers.oneshot", "search one position and print the best move: go --fen FEN --movetime MS"),
     "checkerboard": ("uci_checkers.checkerboard", "build/install the CheckerBoard bridge DLL (bridge/checkerboard)"),
     "gui": ("uci_checkers.gui.server", "play or analyse in a browser: gui [--port P] [--no-browser] [--engine cmd=...]"),

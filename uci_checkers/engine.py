@@ -51,6 +51,7 @@ __all__ = ["Engine", "GoParams", "OptionSpec", "OptionError", "EngineBusyError",
 # and the host reading it (measured; see DEFAULT_MOVE_OVERHEAD_MS in protocol.md).
 DEFAULT_MOVE_OVERHEAD_MS = 10
 DEFAULT_MOVES_TO_GO = 30        # horizon assumed for sudden-death clocks (no movestogo)
+EGDB_MAX_PIECES = 8             # uci_checkers.egdb.build.MAX_BUILD_PIECES (not imported: it loads numpy)
 
 # Every number of a go (protocol.md) or a Hub level is clamped into these bounds when it is parsed,
 # so no later arithmetic (a deadline, a node limit in an int64 word) can overflow.
@@ -149,6 +150,10 @@ def _build_option_specs() -> list[OptionSpec]:
         OptionSpec("NoProgressPlies", "spin", 80, 0, 1000,
                    help="plies without a capture or man move that draw the game; 0 = rule off"),
         OptionSpec("UCI_AnalyseMode", "check", False, help="the host is analysing, not playing"),
+        OptionSpec("EGDB Path", "string", "", help="endgame database directory (uci-checkers egdb build); "
+                   "empty: the standard cache directory, used when present"),
+        OptionSpec("EGDB Pieces", "spin", EGDB_MAX_PIECES, 0, EGDB_MAX_PIECES,
+                   help="probe endgame databases up to this many pieces; 0 = off"),
     ]
     specs.insert(1, OptionSpec("Threads", "spin", 1, 1, max(1, min(_SEARCH_MAX_THREADS, (os.cpu_count() or 1) * 2)),
                                help="search threads (lazy SMP); 1 keeps fixed-depth searches deterministic"))
@@ -544,7 +549,8 @@ class Engine:
         self._ready = threading.Event()
         self._warm_thread: Optional[threading.Thread] = None
         self._warm_error: Optional[BaseException] = None
-        self._pending: dict[str, Any] = {}         # searcher changes not applied yet: hash, clear, threads
+        self._pending: dict[str, Any] = {}         # searcher changes not applied yet: hash, clear, threads, egdb
+        self._egdb_messages: list[str] = []        # endgame database load reports, given to the next go
         self._job: Optional[_Job] = None
         self._game_seed: Optional[int] = None      # Seed 0: the fresh seed of this game, drawn at its first go
         self.lag = LagTracker()
@@ -580,6 +586,8 @@ class Engine:
                 self._pending["threads"] = parsed
             elif spec.name == "Seed":
                 self._game_seed = None
+            elif spec.name in ("EGDB Path", "EGDB Pieces"):
+                self._pending["egdb"] = True
             elif spec.name == "NoProgressPlies" and self._game is not None:
                 self._game.no_progress_plies = parsed
         self._apply_pending_if_idle()
@@ -607,8 +615,16 @@ class Engine:
 
             from .search import Searcher
 
+            # read outside the lock (a large database takes seconds); an EGDB option set meanwhile
+            # leaves "egdb" pending, so the databases are read again with it
+            read_with = self._egdb_settings()
+            table, messages = self._read_egdb()
             with self._lock:  # built under the lock: a Hash change now is either used here or pending
                 searcher = Searcher(self._options["Hash"])
+                searcher.set_egdb(table)
+                self._egdb_messages += messages
+                if self._egdb_settings() == read_with:
+                    self._pending.pop("egdb", None)
                 self._searcher = searcher
                 self._stop_flag = np.zeros(1, dtype=np.int64)
                 self._pending.pop("hash", None)
@@ -670,6 +686,54 @@ class Engine:
             searcher.set_hash(pending["hash"])
         if pending.get("clear") or pending.get("newgame"):
             searcher.clear()
+        if pending.get("egdb"):
+            searcher.set_egdb(None)                # the old table is freed before the new one is read
+            table, messages = self._read_egdb()
+            searcher.set_egdb(table)
+            self._egdb_messages += messages
+
+    # --- endgame databases ---------------------------------------------------------------------
+    def _egdb_settings(self) -> tuple[str, int]:
+        return str(self._options["EGDB Path"]).strip(), int(self._options["EGDB Pieces"])
+
+    def _read_egdb(self) -> tuple[Any, list[str]]:
+        """The probe table the EGDB options name (None: none) and the messages for the next go."""
+        from pathlib import Path
+
+        from .egdb.store import default_directory, load_directory
+
+        pieces = int(self._options["EGDB Pieces"])
+        explicit = str(self._options["EGDB Path"]).strip()
+        if pieces == 0:
+            return None, []
+        directory = Path(explicit) if explicit else default_directory()
+        if not explicit and not directory.is_dir():
+            return None, []   # nothing built in the standard place: nothing to say
+        try:
+            db = load_directory(directory, pieces)
+        except (OSError, MemoryError) as exc:
+            return None, [f"egdb: cannot load {directory}: {exc}; playing without endgame databases"]
+        if db.problems:
+            more = f" (and {len(db.problems) - 1} more)" if len(db.problems) > 1 else ""
+            using = (f"using the databases up to {db.pieces} pieces" if db.pieces
+                     else "playing without endgame databases")
+            messages = [f"egdb: {db.problems[0]}{more}; {using}"]
+        elif db.pieces:
+            messages = [f"egdb: {len(db.slices)} slices up to {db.pieces} pieces from {directory}"]
+        else:
+            messages = [f"egdb: no endgame database files in {directory}"] if explicit else []
+        return (db.table if db.pieces else None), messages
+
+    def egdb_verdict(self) -> Optional[str]:
+        """The endgame databases' verdict on the current position (None when they do not hold it)."""
+        searcher = self._searcher
+        if searcher is None or not searcher.egdb[1]:
+            return None
+        from .egdb.probe import NOT_FOUND, describe, probe_position
+
+        pos = self.game.position
+        code = probe_position(searcher.egdb, pos.black, pos.white, pos.kings, pos.turn)
+        return None if code == NOT_FOUND else f"{describe(code)} for {pos.side_name} (database)"
 
     # --- game ----------------------------------------------------------------------------------
     @property
@@ -1008,7 +1072,8 @@ class Engine:
                                "playing a quick fallback move")
                 result = _fallback_result(candidates or legal, game.position)
             else:
-                result = self._search(job, game, params, searchmoves, legal, on_info, on_currmove, seed)
+                result = self._search(job, game, params, searchmoves, legal, on_info, on_currmove, on_message,
+                                      seed)
         except BaseException as exc:  # never leave the host without a bestmove
             if on_message is not None:
                 detail = "".join(traceback.format_exception_only(type(exc), exc)).strip().replace("\n", " ")
@@ -1047,12 +1112,14 @@ class Engine:
             self.lag.record(late)
 
     def _search(self, job: _Job, game: Game, params: GoParams, searchmoves: Optional[list[Move]],
-                legal: list, on_info: Callable, on_currmove: Optional[Callable], seed: Optional[int]) -> Any:
+                legal: list, on_info: Callable, on_currmove: Optional[Callable],
+                on_message: Optional[Callable], seed: Optional[int]) -> Any:
         tm = job.tm
         if self._warm_error is not None:
             raise RuntimeError(f"warm-up failed: {self._warm_error!r}")
         with self._lock:
             self._apply_pending_locked()
+            egdb_messages, self._egdb_messages = self._egdb_messages, []
             flag = self._stop_flag
             limits = self._make_limits(params, searchmoves, seed)
             with job.deadline_cv:
@@ -1061,6 +1128,9 @@ class Engine:
                 flag[0] = 1 if (job.stop_requested or expired) else 0
                 limits.infinite = bool(job.infinite or tm.pondering)
                 job.limits = limits
+        if on_message is not None:
+            for text in egdb_messages:
+                on_message(text)
         if not legal:
             from .search import SearchResult
 

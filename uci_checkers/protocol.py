@@ -91,6 +91,8 @@ def format_info(info: Any) -> str:
         parts.append(bound)
     parts += ["nodes", str(int(info.nodes)), "nps", str(int(getattr(info, "nps", 0))),
               "hashfull", str(int(getattr(info, "hashfull", 0))), "time", str(int(getattr(info, "time_ms", 0)))]
+    if getattr(info, "tbhits", 0):
+        parts += ["tbhits", str(int(info.tbhits))]
     pv = list(getattr(info, "pv", None) or [])
     if pv:
         parts.append("pv")
@@ -421,6 +423,9 @@ class Protocol:
         counter = f"{game.quiet_plies}/{limit}" if limit else f"{game.quiet_plies} (rule off)"
         self.write(f"Status: {text}; no-progress plies {counter}; repetitions {game.repetition_count()}; "
                    f"moves played {len(game.moves)}")
+        verdict = self.engine.egdb_verdict()
+        if verdict:
+            self.write(f"Endgame database: {verdict}")
 
     def _eval(self, tokens: list[str], line: str) -> None:
         terms = self.engine.evaluate_terms()
@@ -434,6 +439,9 @@ class Protocol:
                 self.write(f"{key:<{width}} {value:>7}")
         if "total_stm" in terms:
             self.write(f"{'side to move':<{width}} {terms['total_stm']:>7} ({pos.side_name})")
+        verdict = self.engine.egdb_verdict()
+        if verdict:
+            self.write(f"Endgame database: {verdict}")
 
     def _bench(self, tokens: list[str], line: str) -> None:
         import importlib.util

@@ -55,6 +55,10 @@ from . import movegen as mg
 from . import tt as ttm
 from ._jit import borrow, ctz, kernel, popcount
 from .bitboard import BLACK_CROWN, SQUARES, WHITE_CROWN
+from .egdb.probe import NOT_FOUND_SCORE as EGDB_NO_SCORE
+from .egdb.probe import empty_table as egdb_empty_table
+from .egdb.probe import root_choice as egdb_root_choice
+from .egdb.probe import search_score as egdb_score
 from .evaluate import evaluate
 from .position import Game, Move, Position
 from .weights import EvalWeights, default_weights
@@ -87,6 +91,7 @@ C_GEN = W_CTL + 4         # table generation (one per search)
 C_NOPROG = W_CTL + 5      # no-progress limit in plies (0 = off)
 C_ROOTIDX = W_CTL + 6     # index in the key stack of the root position
 C_MAXEXT = W_CTL + 7      # ply beyond which forced-move extensions stop
+C_TBHITS = W_CTL + 8      # endgame database probes that ended a node
 
 # pruning parameters (measured: see the report in the search issue)
 RFP_DEPTH = 3           # reverse futility pruning up to this depth (0 = off)
@@ -168,8 +173,9 @@ def _has_move(black, white, kings, stm):
 # =============================================================================
 # The alpha-beta kernel
 # =============================================================================
-@kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64[:], int64[:])")
-def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, stop, ev):
+@kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64[:], "
+        "int64[:], int64[:])")
+def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, stop, ev):
     nodes = ws[C_NODES] + 1
     ws[C_NODES] = nodes
     if (nodes & 1023) == 0 and stop[0] != 0:
@@ -197,6 +203,12 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, stop
         if _has_move(black, white, kings, stm):
             return 0
         return -MATE + ply
+    # --- endgame databases (uci_checkers.egdb): an exact score ends the search here
+    if eg[1] != 0 and popcount(black | white) <= eg[1]:
+        tbscore = egdb_score(eg, black, white, kings, stm, ply, qp, nprog, MATE)
+        if tbscore != EGDB_NO_SCORE:
+            ws[C_TBHITS] += 1
+            return tbscore
 
     # mate-distance pruning
     if alpha < -MATE + ply:
@@ -303,7 +315,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, stop
         else:
             qp2 = qp + 1
         if i == 0:
-            s = -_ab(b2, w2, k2b, other, key2, new_depth, -beta, -alpha, ply + 1, qp2, ws, tt, stop, ev)
+            s = -_ab(b2, w2, k2b, other, key2, new_depth, -beta, -alpha, ply + 1, qp2, ws, tt, eg, stop, ev)
         else:
             r = 0
             if (not capt and new_depth >= 2 and i >= LMR_MIN_I and (mv & _PROMO) == 0
@@ -311,11 +323,11 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, stop
                 r = 1
                 if i >= LMR_I2 and new_depth >= LMR_D2:
                     r = 2
-            s = -_ab(b2, w2, k2b, other, key2, new_depth - r, -alpha - 1, -alpha, ply + 1, qp2, ws, tt, stop, ev)
+            s = -_ab(b2, w2, k2b, other, key2, new_depth - r, -alpha - 1, -alpha, ply + 1, qp2, ws, tt, eg, stop, ev)
             if r > 0 and s > alpha and ws[C_STOP] == 0:
-                s = -_ab(b2, w2, k2b, other, key2, new_depth, -alpha - 1, -alpha, ply + 1, qp2, ws, tt, stop, ev)
+                s = -_ab(b2, w2, k2b, other, key2, new_depth, -alpha - 1, -alpha, ply + 1, qp2, ws, tt, eg, stop, ev)
             if s > alpha and s < beta and ws[C_STOP] == 0:
-                s = -_ab(b2, w2, k2b, other, key2, new_depth, -beta, -alpha, ply + 1, qp2, ws, tt, stop, ev)
+                s = -_ab(b2, w2, k2b, other, key2, new_depth, -beta, -alpha, ply + 1, qp2, ws, tt, eg, stop, ev)
         if ws[C_STOP] != 0:
             return 0
         if s > best:
@@ -356,10 +368,11 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, stop
     return best
 
 
-@kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64[:], int64[:])")
-def search_child(black, white, kings, stm, key, depth, alpha, beta, qp, ws, tt, stop, ev):
+@kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64[:], "
+        "int64[:], int64[:])")
+def search_child(black, white, kings, stm, key, depth, alpha, beta, qp, ws, tt, eg, stop, ev):
     """Score (from the mover's view, negated by the caller) of a root child at ply 1."""
-    return _ab(black, white, kings, stm, key, depth, alpha, beta, 1, qp, borrow(ws), borrow(tt),
+    return _ab(black, white, kings, stm, key, depth, alpha, beta, 1, qp, borrow(ws), borrow(tt), borrow(eg),
                borrow(stop), borrow(ev))
 
 
@@ -404,6 +417,7 @@ class SearchInfo:
     nps: int
     hashfull: int                        # permille
     pv: list[Move] = field(default_factory=list)
+    tbhits: int = 0                      # endgame database probes that ended a node (root moves included)
 
 
 @dataclass
@@ -474,6 +488,11 @@ class Searcher:
         self.gen = 0
         self.threads = 1
         self._helper_ws: list[np.ndarray] = []
+        self.egdb = egdb_empty_table()   # endgame databases (uci_checkers.egdb.probe table)
+
+    def set_egdb(self, table: Optional[np.ndarray]) -> None:
+        """Probe this endgame database table from now on (None: none)."""
+        self.egdb = egdb_empty_table() if table is None else table
 
     def set_threads(self, n: int) -> None:
         """Search threads (lazy SMP: helpers share the table).  1, the default, is fully deterministic."""
@@ -542,13 +561,14 @@ class Searcher:
             pick = legal[int(rng.integers(len(legal)))]
             return SearchResult(pick, None, 0, 0, 0)
 
-        ws, tt, ev = self.ws, self.tt, self.ev
+        ws, tt, ev, eg = self.ws, self.tt, self.ev, self.egdb
         self._tt_unused = False
         self.gen = (self.gen + 1) & 63
         _age_history(ws)
         ws[C_NODES] = 0
         ws[C_STOP] = 0
         ws[C_SELDEPTH] = 0
+        ws[C_TBHITS] = 0
         ws[C_GEN] = self.gen
         ws[C_NODELIM] = 1 << 62
         nprog = game.no_progress_plies if limits.no_progress_plies is None else limits.no_progress_plies
@@ -601,6 +621,9 @@ class Searcher:
         def total_nodes() -> int:
             return int(ws[C_NODES]) + sum(int(h[C_NODES]) for h in helper_ws)
 
+        def total_tbhits() -> int:
+            return int(ws[C_TBHITS]) + sum(int(h[C_TBHITS]) for h in helper_ws)
+
         def report(depth: int, k: int, idx: int, score: int, pv_words: list[int], bound: Optional[str]) -> None:
             if on_info is None:
                 return      # nobody listens (self-play): skip turning PV words into moves
@@ -608,7 +631,7 @@ class Searcher:
             nodes = total_nodes()
             info = SearchInfo(depth, max(depth, int(ws[C_SELDEPTH]) + 1), k, int(score), mate_in_moves(score),
                               bound, nodes, ms, nodes * 1000 // max(1, ms), self.hashfull(),
-                              _pv_moves(pos, pv_words) or [legal[idx]])
+                              _pv_moves(pos, pv_words) or [legal[idx]], total_tbhits())
             infos.append(info)
             on_info(info)
 
@@ -620,16 +643,26 @@ class Searcher:
                     last_currmove[0] = now
                     on_currmove(m, number)
             if full_first:
-                s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, flag, ev))
+                s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, eg, flag, ev))
             else:
-                s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, ws, tt, flag, ev))
+                s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, ws, tt, eg, flag, ev))
                 if alpha < s < beta and not stopped():
-                    s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, flag, ev))
+                    s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, eg, flag, ev))
             return s
 
         def row1() -> list[int]:
             end = int(ws[W_PVLEN + 1])
             return [int(x) for x in ws[W_PV + MAX_PLY + 1:W_PV + MAX_PLY + end]]
+
+        # endgame databases at the root: every move known -> play the best one at once
+        if self.egdb[1] != 0 and skill == 20 and multipv == 1:
+            known = egdb_root_choice(eg, [c[1:4] + (c[5],) for c in children], stm, int(ws[C_NOPROG]), MATE)
+            if known is not None:
+                best_i, best_score = known
+                ws[C_TBHITS] = len(children)
+                report(1, 1, best_i, best_score, [legal[best_i].word], None)
+                return SearchResult(legal[best_i], None, int(best_score), 1, 0, infos, 1, elapsed_ms(),
+                                    [legal[best_i]])
 
         for t, hws in enumerate(helper_ws, 1):
             hws[:] = 0
@@ -768,7 +801,7 @@ class Searcher:
         They poll the caller's stop flag ``hstop`` themselves, so that a stop frees every
         core at once (the main thread, once done, ends them through ``hws[C_STOP]``).
         """
-        tt, ev = self.tt, self.ev
+        tt, ev, eg = self.tt, self.ev, self.egdb
         order = list(range(len(children)))
         shift = t % len(order)
         order = order[shift:] + order[:shift]
@@ -779,11 +812,11 @@ class Searcher:
             for n, idx in enumerate(order):
                 m, b, w, k, key, qp = children[idx]
                 if n == 0:
-                    s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, INF, qp, hws, tt, hstop, ev))
+                    s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, INF, qp, hws, tt, eg, hstop, ev))
                 else:
-                    s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, hws, tt, hstop, ev))
+                    s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, hws, tt, eg, hstop, ev))
                     if s > alpha and not (hstop[0] or hws[C_STOP]):
-                        s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, -alpha, qp, hws, tt, hstop, ev))
+                        s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, -alpha, qp, hws, tt, eg, hstop, ev))
                 if hstop[0] or hws[C_STOP]:
                     return
                 if s > alpha:

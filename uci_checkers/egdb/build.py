@@ -1,0 +1,531 @@
+"""The generator (solve, verify and store slice by slice, resumable) and the ``uci-checkers egdb`` command.
+
+``uci-checkers egdb build --pieces N [--dir D] [--jobs J]`` builds every slice with
+up to N pieces in dependency order (:func:`uci_checkers.egdb.index.slices_up_to`).
+A slice whose file is already present and valid is loaded, never redone, so an
+interrupted build (Ctrl-C exits 130) resumes where it stopped.  Every slice is
+verified against its successors before it is written.  Slices of one group (same
+piece and men counts) do not depend on each other; ``--jobs`` spreads them over
+local worker processes (forked, each in its own process group), ``--backend ray``
+over Ray tasks (the driver writes every file).
+
+Other subcommands: ``verify`` (re-check stored files), ``info`` (sizes, times,
+results per slice), ``probe --fen FEN`` (the stored verdict of one position),
+``bench`` (search speed on the bench positions without and with probing).
+"""
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional, TextIO
+
+import numpy as np
+
+from . import solve as sv
+from .index import Slice, build_levels, king_set_counts, men_offsets, slice_size, slices_up_to
+from .probe import WLD_LOSS, WLD_WIN, assemble_table, describe, empty_table, probe_position
+from .store import EgdbFileError, default_directory, load_directory, read_info, read_slice, slice_path, write_slice
+
+INIT_CHUNK = 1 << 17
+MAX_BUILD_PIECES = 8
+DEFAULT_DISTANCE_PIECES = 4
+
+
+def stores_distances(s: Slice, distance_pieces: int) -> bool:
+    """Whether slice ``s`` keeps its distances: up to ``distance_pieces`` pieces, and wherever a side has no man.
+
+    Distances cost about three bits a position at five pieces against well under one
+    for win/loss/draw alone.  When both sides have men, whoever wins has a man to
+    advance, and the search does (promotions lead into slices with distances); a
+    side with kings only could win without ever showing progress, so there only
+    the distance tells how (measured: without distances there, the engine drew won
+    five-piece endings by repetition).
+    """
+    return s.pieces <= distance_pieces or s.bm == 0 or s.wm == 0
+
+
+def to_win_loss_draw(codes: np.ndarray) -> np.ndarray:
+    """Distances dropped: 0 stays a draw, odd codes (side to move loses) become WLD_LOSS, even ones WLD_WIN."""
+    return np.where(codes == 0, 0, np.where(codes & 1, WLD_LOSS, WLD_WIN)).astype(np.uint8)
+
+
+class EgdbBuildError(Exception):
+    """A slice could not be solved (missing dependency, distance overflow) or failed its verification."""
+
+
+@dataclass
+class SolvedSlice:
+    slice: Slice
+    codes: np.ndarray
+    max_distance: int
+    results: tuple[int, int, int]    # wins, losses, draws (side to move's view)
+    seconds: float
+    distances: bool = True
+
+
+Progress = Callable[[float], None]
+
+
+def solve_slice(s: Slice, eg: np.ndarray, progress: Optional[Progress] = None, distances: bool = True) -> SolvedSlice:
+    """Solve and verify slice ``s``; ``eg`` must hold every slice its captures and promotions lead into.
+
+    ``distances=False`` keeps only win/loss/draw (the distances are still computed,
+    and verified, in a game where moves into slices without distances end it).
+    """
+    t0 = time.perf_counter()
+    offsets = men_offsets(s)
+    nbk, nwk = king_set_counts(s)
+    n = slice_size(s, offsets)
+    remaining = np.zeros(n, dtype=np.int16)
+    win_at = np.zeros(n, dtype=np.int16)
+    loss_floor = np.zeros(n, dtype=np.int16)
+    has_draw = np.zeros(n, dtype=np.int8)
+    sched_head = np.full(sv.MAX_DISTANCE + 2, -1, dtype=np.int64)
+    sched_next = np.full(n, -1, dtype=np.int32)
+    stats = np.zeros(sv.STATS_WORDS, dtype=np.int64)
+    args = (s.bm, s.bk, s.wm, s.wk, offsets, nbk, nwk)
+    report = progress or (lambda fraction: None)
+    for lo in range(0, n, INIT_CHUNK):
+        sv.init_range(lo, min(n, lo + INIT_CHUNK), *args, eg, remaining, win_at, loss_floor, has_draw,
+                      sched_head, sched_next, stats)
+        _check_stats(s, stats)
+        report(0.4 * min(n, lo + INIT_CHUNK) / n)
+    dist = np.full(n, sv.UNSOLVED, dtype=np.int16)
+    queue = np.zeros(n, dtype=np.int32)
+    last = int(sv.propagate(*args, dist, remaining, win_at, loss_floor, has_draw, sched_head, sched_next, queue,
+                            stats))
+    _check_stats(s, stats)
+    del remaining, win_at, loss_floor, has_draw, sched_next, queue
+    codes = np.zeros(n, dtype=np.uint8)
+    sv.codes_from_distances(dist, codes)
+    del dist
+    report(0.55)
+    verify_codes(s, codes, eg, lambda f: report(0.55 + 0.45 * f))
+    results = np.zeros(3, dtype=np.int64)
+    sv.count_results(codes, results)
+    if not distances:
+        codes = to_win_loss_draw(codes)
+    return SolvedSlice(s, codes, max(0, last), (int(results[0]), int(results[1]), int(results[2])),
+                       time.perf_counter() - t0, distances)
+
+
+def verify_codes(s: Slice, codes: np.ndarray, eg: np.ndarray, progress: Optional[Progress] = None,
+                 classes_only: bool = False) -> None:
+    """Check every value of slice ``s`` against its successors; raises EgdbBuildError on any inconsistency."""
+    offsets = men_offsets(s)
+    nbk, nwk = king_set_counts(s)
+    n = codes.shape[0]
+    stats = np.zeros(sv.STATS_WORDS, dtype=np.int64)
+    for lo in range(0, n, INIT_CHUNK):
+        sv.verify_range(lo, min(n, lo + INIT_CHUNK), s.bm, s.bk, s.wm, s.wk, offsets, nbk, nwk, eg, codes,
+                        classes_only, stats)
+        _check_stats(s, stats)
+        if progress:
+            progress(min(n, lo + INIT_CHUNK) / n)
+    if stats[sv.ST_MISMATCH]:
+        raise EgdbBuildError(f"slice {s}: {int(stats[sv.ST_MISMATCH])} values inconsistent with their successors "
+                             f"(first at index {int(stats[sv.ST_FIRST_BAD])})")
+
+
+def _check_stats(s: Slice, stats: np.ndarray) -> None:
+    if stats[sv.ST_ERROR] == 1:
+        raise EgdbBuildError(f"slice {s}: a successor of index {int(stats[sv.ST_ERROR_INDEX])} lies in a slice "
+                             f"that is not loaded")
+    if stats[sv.ST_ERROR] == 2:
+        raise EgdbBuildError(f"slice {s}: a distance exceeds {sv.MAX_DISTANCE} plies")
+
+
+# =============================================================================
+# The resumable build
+# =============================================================================
+class ProgressBar:
+    """One line on a terminal stream, rewritten in place (a plain line per slice when not a terminal)."""
+
+    def __init__(self, stream: TextIO, total_positions: int, quiet: bool = False) -> None:
+        self.stream = stream
+        self.total = max(1, total_positions)
+        self.done = 0
+        self.quiet = quiet
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self._last = 0.0
+
+    def update(self, label: str, fraction: float, current: int) -> None:
+        if self.quiet or not self.tty:
+            return
+        now = time.monotonic()
+        if now - self._last < 0.2 and fraction < 1.0:
+            return
+        self._last = now
+        overall = (self.done + fraction * current) / self.total
+        width = 30
+        filled = int(width * overall)
+        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {100 * overall:5.1f}%  {label:<14} "
+                          f"{100 * fraction:5.1f}% ")
+        self.stream.flush()
+
+    def line(self, text: str) -> None:
+        if self.quiet:
+            return
+        if self.tty:
+            self.stream.write("\r" + " " * 70 + "\r")
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+
+def _slice_line(s: Slice, positions: int, max_distance: int, results: tuple[int, int, int], seconds: float,
+                file_bytes: int, note: str, distances: bool = True) -> str:
+    w, l, d = results
+    longest = f"{max_distance:>3}" if distances else "wld"
+    return (f"{s.name:<12} {positions:>12,} positions  W {w:>11,} L {l:>11,} D {d:>11,}  longest {longest}"
+            f"  {seconds:7.1f} s  {file_bytes:>11,} bytes  {note}")
+
+
+def _solve_and_write(directory: str, s: Slice, eg: np.ndarray, distances: bool) -> tuple:
+    solved = solve_slice(s, eg, distances=distances)
+    path = write_slice(Path(directory), s, solved.codes, solved.max_distance, solved.results, solved.seconds,
+                       distances)
+    return s, solved.codes.shape[0], solved.max_distance, solved.results, solved.seconds, path.stat().st_size
+
+
+_FORK_TABLE: list[np.ndarray] = []
+
+
+def _worker(directory: str, s: Slice, distances: bool) -> tuple:
+    return _solve_and_write(directory, s, _FORK_TABLE[0], distances)
+
+
+def _ray_solve(s: Slice, eg: np.ndarray, distances: bool) -> SolvedSlice:
+    """The Ray task: solve one slice; the driver writes the file (workers may not share its disk)."""
+    return solve_slice(s, eg, distances=distances)
+
+
+class RaySolver:
+    """Independent slices as Ray tasks (a local instance, or a cluster at ``address``), like the arena's backend."""
+
+    def __init__(self, address: Optional[str] = None) -> None:
+        try:
+            import ray
+        except ImportError as exc:
+            raise EgdbBuildError(f"the ray backend needs Ray: pip install 'uci_checkers[cluster]' ({exc})") from None
+        from ..arena.backends import ray_runtime_env
+
+        self.ray = ray
+        self.started_here = False
+        if not ray.is_initialized():
+            try:
+                ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False,
+                         runtime_env=ray_runtime_env())
+            except Exception as exc:
+                raise EgdbBuildError(f"cannot connect to Ray at {address or 'a new local instance'}: {exc}") from None
+            self.started_here = True
+        self.remote = ray.remote(num_cpus=1, max_retries=1)(_ray_solve)
+
+    def solve(self, slices: list[Slice], eg: np.ndarray, distance_pieces: int):
+        """Yield each SolvedSlice as its task finishes."""
+        ray = self.ray
+        table = ray.put(eg)
+        pending = {self.remote.remote(s, table, stores_distances(s, distance_pieces)): s for s in slices}
+        try:
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+                for ref in ready:
+                    pending.pop(ref)
+                    yield ray.get(ref)
+        finally:
+            for ref in pending:
+                try:
+                    ray.cancel(ref, force=True)
+                except Exception:
+                    pass
+
+    def close(self) -> None:
+        if self.started_here:
+            self.ray.shutdown()
+
+
+def build(directory: Path, pieces: int, jobs: int = 1, stream: TextIO = sys.stderr, quiet: bool = False,
+          distance_pieces: int = DEFAULT_DISTANCE_PIECES, backend: str = "local",
+          address: Optional[str] = None) -> int:
+    """Build (or complete) the databases up to ``pieces`` pieces in ``directory``; returns the number solved.
+
+    Slices keep their distances as :func:`stores_distances` says.  A present slice
+    stored with distances where none are wanted is converted in place; one stored
+    without distances where they are wanted is solved again.  ``backend="ray"`` solves the
+    slices of each group as Ray tasks (``address``: an existing cluster).
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    slices = slices_up_to(pieces)
+    sizes = {s: slice_size(s) for s in slices}
+    bar = ProgressBar(stream, sum(sizes.values()), quiet)
+    t_start = time.perf_counter()
+    ray_solver = RaySolver(address) if backend == "ray" else None
+    try:
+        solved_count = _build_groups(directory, slices, sizes, bar, jobs, distance_pieces, ray_solver)
+    finally:
+        if ray_solver is not None:
+            ray_solver.close()
+    total_bytes = sum(slice_path(directory, s).stat().st_size for s in slices)
+    bar.line(f"{len(slices)} slices, {sum(sizes.values()):,} positions, {total_bytes:,} bytes "
+             f"({8 * total_bytes / max(1, sum(sizes.values())):.3f} bits/position) in {directory}; "
+             f"{solved_count} solved in {time.perf_counter() - t_start:.1f} s")
+    return solved_count
+
+
+def _build_groups(directory: Path, slices: list[Slice], sizes: dict[Slice, int], bar: ProgressBar, jobs: int,
+                  distance_pieces: int, ray_solver: Optional[RaySolver]) -> int:
+    loaded: dict[Slice, tuple[np.ndarray, np.ndarray]] = {}
+    eg = empty_table()
+    solved_count = 0
+    for group in build_levels(slices):
+        todo = []
+        for s in group:
+            wanted = stores_distances(s, distance_pieces)
+            if slice_path(directory, s).exists():
+                try:
+                    codes, info = read_slice(directory, s)
+                except EgdbFileError as exc:
+                    bar.line(f"{exc}: rebuilding it")
+                else:
+                    note = "(already built)"
+                    if info.distances and not wanted:
+                        codes = to_win_loss_draw(codes)
+                        write_slice(directory, s, codes, info.max_distance, (info.wins, info.losses, info.draws),
+                                    info.seconds, False)
+                        info = read_info(slice_path(directory, s))
+                        note = "(already built; distances dropped)"
+                    if info.distances == wanted:
+                        loaded[s] = (codes, men_offsets(s))
+                        bar.done += sizes[s]
+                        bar.line(_slice_line(s, info.positions, info.max_distance,
+                                             (info.wins, info.losses, info.draws), info.seconds, info.file_bytes,
+                                             note, info.distances))
+                        continue
+                    bar.line(f"{s.name}: stored without distances, solving it again with them")
+            todo.append(s)
+        if todo and ray_solver is not None:
+            for solved in ray_solver.solve(todo, eg, distance_pieces):
+                s = solved.slice
+                path = write_slice(directory, s, solved.codes, solved.max_distance, solved.results, solved.seconds,
+                                   solved.distances)
+                loaded[s] = (solved.codes, men_offsets(s))
+                bar.done += sizes[s]
+                bar.line(_slice_line(s, sizes[s], solved.max_distance, solved.results, solved.seconds,
+                                     path.stat().st_size, "(ray)", solved.distances))
+                solved_count += 1
+        elif todo and jobs > 1 and len(todo) > 1:
+            _FORK_TABLE[:] = [eg]
+            ctx = multiprocessing.get_context("fork")
+            with ctx.Pool(min(jobs, len(todo)), initializer=os.setpgrp) as pool:
+                try:
+                    pending = [pool.apply_async(_worker, (str(directory), s, stores_distances(s, distance_pieces)))
+                               for s in todo]
+                    for result in pending:
+                        s, n, longest, results, seconds, nbytes = result.get()
+                        bar.done += sizes[s]
+                        bar.update(s.name, 0.0, 0)
+                        bar.line(_slice_line(s, n, longest, results, seconds, nbytes, "",
+                                             stores_distances(s, distance_pieces)))
+                        solved_count += 1
+                except BaseException:
+                    pool.terminate()
+                    raise
+            _FORK_TABLE.clear()
+            for s in todo:
+                codes, _ = read_slice(directory, s)
+                loaded[s] = (codes, men_offsets(s))
+        else:
+            for s in todo:
+                distances = stores_distances(s, distance_pieces)
+                solved = solve_slice(s, eg, lambda f, s=s: bar.update(s.name, f, sizes[s]), distances)
+                path = write_slice(directory, s, solved.codes, solved.max_distance, solved.results, solved.seconds,
+                                   distances)
+                loaded[s] = (solved.codes, men_offsets(s))
+                bar.done += sizes[s]
+                bar.line(_slice_line(s, sizes[s], solved.max_distance, solved.results, solved.seconds,
+                                     path.stat().st_size, "", distances))
+                solved_count += 1
+        eg = assemble_table(loaded)
+    return solved_count
+
+
+def verify_directory(directory: Path, pieces: int, stream: TextIO = sys.stderr) -> int:
+    """Re-check every stored slice up to ``pieces`` (checksums and successor consistency); returns the bad count."""
+    bad = 0
+    loaded: dict[Slice, tuple[np.ndarray, np.ndarray]] = {}
+    eg = empty_table()
+    for group in build_levels(slices_up_to(pieces)):
+        for s in group:
+            try:
+                codes, info = read_slice(directory, s)
+                verify_codes(s, codes, eg, classes_only=not info.distances)
+            except (EgdbFileError, EgdbBuildError) as exc:
+                stream.write(f"BAD  {exc}\n")
+                bad += 1
+                continue
+            stream.write(f"ok   {s.name}\n")
+            loaded[s] = (codes, men_offsets(s))
+        eg = assemble_table(loaded)
+    return bad
+
+
+# =============================================================================
+# Command line
+# =============================================================================
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="uci-checkers egdb", description="endgame databases: build, verify, inspect")
+    sub = p.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="build (or resume building) every slice with up to N pieces")
+    b.add_argument("--pieces", type=int, required=True, help=f"largest piece count (2..{MAX_BUILD_PIECES})")
+    b.add_argument("--dir", type=Path, default=None, help=f"database directory (default {default_directory()})")
+    b.add_argument("--jobs", type=int, default=1, help="local worker processes for independent slices")
+    b.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="local processes (--jobs), or Ray tasks (pip install '.[cluster]')")
+    b.add_argument("--address", default=None, help="Ray cluster address (default: start a local instance)")
+    b.add_argument("--distance-pieces", type=int, default=DEFAULT_DISTANCE_PIECES,
+                   help="keep distances to the end up to this many pieces (and wherever a side has no man); "
+                        "larger slices where both sides have men keep win/loss/draw only "
+                        f"(default {DEFAULT_DISTANCE_PIECES})")
+    b.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    v = sub.add_parser("verify", help="re-check the stored slices (checksums and every value)")
+    v.add_argument("--pieces", type=int, required=True)
+    v.add_argument("--dir", type=Path, default=None)
+    i = sub.add_parser("info", help="list the stored slices: positions, results, longest win, size, build time")
+    i.add_argument("--dir", type=Path, default=None)
+    bn = sub.add_parser("bench", help="search cost with and without the databases (the bench positions)")
+    bn.add_argument("--dir", type=Path, default=None)
+    bn.add_argument("--pieces", type=int, default=MAX_BUILD_PIECES)
+    bn.add_argument("--depth", type=int, default=13)
+    bn.add_argument("--runs", type=int, default=3)
+    bn.add_argument("--endgames", action="store_true", help="only the bench's endgame positions")
+    q = sub.add_parser("probe", help="the stored verdict of one position")
+    q.add_argument("--fen", required=True)
+    q.add_argument("--dir", type=Path, default=None)
+    q.add_argument("--pieces", type=int, default=MAX_BUILD_PIECES)
+    return p
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    directory = args.dir if args.dir is not None else default_directory()
+    if args.command != "build" and not Path(directory).is_dir():
+        print(f"egdb: {directory}: no such directory (build one with: uci-checkers egdb build --pieces N)",
+              file=sys.stderr)
+        return 1
+    try:
+        if args.command == "build":
+            if not 2 <= args.pieces <= MAX_BUILD_PIECES:
+                print(f"egdb: --pieces must be 2..{MAX_BUILD_PIECES}", file=sys.stderr)
+                return 2
+            build(directory, args.pieces, max(1, args.jobs), quiet=args.quiet, distance_pieces=args.distance_pieces,
+                  backend=args.backend, address=args.address)
+            return 0
+        if args.command == "verify":
+            return 1 if verify_directory(directory, args.pieces) else 0
+        if args.command == "info":
+            return _info(directory)
+        if args.command == "probe":
+            return _probe(directory, args.fen, args.pieces)
+        if args.command == "bench":
+            return _bench(directory, args.pieces, args.depth, args.runs, args.endgames)
+    except KeyboardInterrupt:
+        print("\negdb: interrupted; finished slices are kept (run the same command to resume)", file=sys.stderr)
+        return 130
+    except (EgdbBuildError, EgdbFileError, OSError) as exc:
+        print(f"egdb: {exc}", file=sys.stderr)
+        return 1
+    return 2
+
+
+def _bench(directory: Path, pieces: int, depth: int, runs: int, endgames_only: bool) -> int:
+    """The bench positions searched to ``depth`` without and with the databases: nodes, time, nodes/s, tbhits."""
+    import statistics
+
+    from .. import bench as benchmod
+    from ..position import Game, Position
+    from ..search import Searcher, SearchLimits
+
+    db = load_directory(directory, pieces)
+    for problem in db.problems:
+        print(f"egdb: {problem}", file=sys.stderr)
+    if not db.pieces:
+        print(f"egdb: no databases in {directory}", file=sys.stderr)
+        return 1
+    searcher = Searcher(benchmod.BENCH_HASH_MB)
+    searcher.warm_up()
+    stop = np.zeros(1, dtype=np.int64)
+    print(f"bench depth {depth}, databases up to {db.pieces} pieces from {directory}; median of {runs} run(s)")
+    sets = [("all bench positions", benchmod.POSITIONS), ("bench endgames", benchmod.ENDGAMES)]
+    for label, fens in sets[1:] if endgames_only else sets:
+        for table, name in ((None, "without"), (db.table, "with")):
+            searcher.set_egdb(table)
+            times = []
+            nodes = tbhits = 0
+            for _ in range(max(1, runs)):
+                nodes = tbhits = 0
+                elapsed = 0.0
+                for fen in fens:
+                    searcher.clear()
+                    t0 = time.perf_counter()
+                    infos: list = []
+                    result = searcher.search(Game(Position.from_fen(fen)), SearchLimits(depth=depth), infos.append,
+                                             stop)
+                    elapsed += time.perf_counter() - t0
+                    nodes += result.nodes
+                    tbhits += infos[-1].tbhits if infos else 0
+                times.append(elapsed)
+            seconds = statistics.median(times)
+            print(f"{label:<20} {name:<8} nodes {nodes:>11,}  time {seconds:7.2f} s  nodes/s {nodes / seconds:>11,.0f}"
+                  f"  tbhits {tbhits:>9,}")
+    return 0
+
+
+def _info(directory: Path) -> int:
+    files = sorted(Path(directory).glob("*.egdb")) if Path(directory).is_dir() else []
+    if not files:
+        print(f"egdb: no slice files in {directory}", file=sys.stderr)
+        return 1
+    infos = []
+    for path in files:
+        try:
+            infos.append(read_info(path))
+        except EgdbFileError as exc:
+            print(f"BAD  {exc}")
+    infos.sort(key=lambda x: (x.slice.pieces, x.slice.men, x.slice.key))
+    for x in infos:
+        print(_slice_line(x.slice, x.positions, x.max_distance, (x.wins, x.losses, x.draws), x.seconds, x.file_bytes,
+                          "", x.distances))
+    by_pieces: dict[int, list] = {}
+    for x in infos:
+        by_pieces.setdefault(x.slice.pieces, []).append(x)
+    for n, xs in sorted(by_pieces.items()):
+        pos = sum(x.positions for x in xs)
+        size = sum(x.file_bytes for x in xs)
+        print(f"{n} pieces: {len(xs)} slices, {pos:,} positions, {size:,} bytes ({8 * size / pos:.3f} bits/position),"
+              f" built in {sum(x.seconds for x in xs):.1f} s")
+    return 0
+
+
+def _probe(directory: Path, fen: str, pieces: int) -> int:
+    from ..position import Position
+
+    try:
+        pos = Position.from_fen(fen)
+    except ValueError as exc:
+        print(f"egdb: bad FEN: {exc}", file=sys.stderr)
+        return 2
+    db = load_directory(directory, pieces)
+    for problem in db.problems:
+        print(f"egdb: {problem}", file=sys.stderr)
+    code = probe_position(db.table, pos.black, pos.white, pos.kings, pos.turn)
+    print(f"{pos.fen()}: {describe(code)}")
+    return 0
