@@ -6,6 +6,7 @@ project's reference files), fake engines in ``tests/engines``.
 """
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
