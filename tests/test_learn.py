@@ -185,3 +185,33 @@ def test_validate_tool_on_tiny_files(tmp_path):
     assert report["puzzles"]["by_result"] == {"black_wins": "1/1", "draw": "1/1"}
     sg = report["strong_games"]
     assert sg["positions"] == 8 and sg["move_sample"] == 3 and 0 <= sg["move_agreement"] <= 1
+
+
+def test_selfplay_interrupt_keeps_shards_and_leaves_no_worker(tmp_path):
+    """SIGTERM to a two-process run: exit 130, finished shards intact, every worker gone."""
+    import os
+    import signal
+    import time
+    proc = subprocess.Popen([sys.executable, "-m", "uci_checkers", "selfplay", "--out", str(tmp_path),
+                             "--games", "400", "--nodes", "300", "--shard-size", "2", "--jobs", "2"],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not list(tmp_path.glob("shard-*.npz")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert list(tmp_path.glob("shard-*.npz")), "no shard written in time"
+        children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130 and "Traceback" not in err
+    time.sleep(2)
+    alive = [pid for pid in children if os.path.exists(f"/proc/{pid}") and
+             "zombie" not in open(f"/proc/{pid}/status").read().lower()]
+    assert not alive, f"workers left behind: {alive}"
+    for shard in tmp_path.glob("shard-*.npz"):
+        with np.load(shard) as z:
+            assert len(z["black"]) > 0

@@ -51,14 +51,13 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from .cli import check_output_path, parse_option_args
 from .interrupts import raise_if_interrupted
 from .client import Engine, EngineError, EngineTerminatedError, EngineTimeoutError, Limit, Score
 from .pdn import PdnGame, read_pdn_file, write_pdn_file
-from .position import Game, Move, Position
+from .position import Game, Move
 
 __all__ = ["PositionEval", "MoveVerdict", "GameReport", "AnalysisSettings", "AnalysisInterrupted",
            "analyse_games", "annotate_game", "main", "CLAMP_CP", "MISTAKE_CP", "BLUNDER_CP"]

@@ -22,9 +22,10 @@ import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Optional, Sequence
+
+from .atomicfile import write_bytes_atomic
 
 LIBRARY_NAME = "uci_checkers_cb"
 SOURCES = ("bridge.c", "board.c", "platform.c")
@@ -160,20 +161,6 @@ def pe_exports(path: Path) -> list[str]:
         raise BridgeBuildError(f"{path} is not a readable Windows DLL: {exc}") from None
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def ini_text(command: str, directory: str = "", options: Optional[dict[str, str]] = None) -> str:
     """The bridge's ini file: the engine command, its working directory, engine options."""
     lines = ["; uci_checkers CheckerBoard bridge: how to start the engine (read when the DLL is loaded)",
@@ -201,12 +188,12 @@ def install(engines_dir: Path, dll: Optional[Path] = None, command: Optional[str
     if missing:
         raise BridgeBuildError(f"{dll} does not export {', '.join(missing)}")
     target = engines_dir / f"{LIBRARY_NAME}.dll"
-    _write_atomically(target, dll.read_bytes())
+    write_bytes_atomic(target, dll.read_bytes())
     ini = engines_dir / f"{LIBRARY_NAME}.ini"
-    _write_atomically(ini, ini_text(command or default_engine_command(), directory, options).encode("utf-8"))
+    write_bytes_atomic(ini, ini_text(command or default_engine_command(), directory, options).encode("utf-8"))
     help_page = Path(__file__).resolve().parent.parent / "bridge" / "checkerboard" / HELP_FILE
     if help_page.is_file():
-        _write_atomically(engines_dir / HELP_FILE, help_page.read_bytes())
+        write_bytes_atomic(engines_dir / HELP_FILE, help_page.read_bytes())
     return target, ini
 
 

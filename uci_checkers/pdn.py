@@ -48,19 +48,18 @@ again gives the same text.
 from __future__ import annotations
 
 import bisect
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Optional, Union, overload
 
+from .atomicfile import write_text_atomic
 from .bitboard import BLACK
 from .notation import NotationError
 from .position import Game, Move, Position
 
 __all__ = ["PdnError", "PdnGame", "PdnDocument", "parse_pdn", "read_game", "read_pdn_file", "iter_games",
-           "write_game", "write_games", "write_pdn_file", "write_text_atomic", "normalize_result", "RESULTS"]
+           "write_game", "write_games", "write_pdn_file", "normalize_result", "RESULTS"]
 
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
 _RESULT_FORMS = {"1-0": "1-0", "0-1": "0-1", "1/2-1/2": "1/2-1/2", "*": "*", "2-0": "1-0", "0-2": "0-1",
@@ -617,40 +616,3 @@ def write_games(games: Iterable[PdnGame], width: int = 80) -> str:
 def write_pdn_file(path: Union[str, Path], games: Iterable[PdnGame], width: int = 80) -> None:
     """Write games to a UTF-8 PDN file, atomically: the file holds the old text or the new, never a part."""
     write_text_atomic(path, write_games(games, width))
-
-
-def write_text_atomic(path: Union[str, Path], text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8): a temporary file beside it, fsync, then ``os.replace``.
-
-    A crash or a kill at any moment leaves either the old file or the new one.
-    """
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(target.parent or "."))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        if target.exists():
-            os.chmod(tmp, target.stat().st_mode & 0o7777)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:                               # make the rename itself durable
-        dir_fd = os.open(str(target.parent or "."), os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)

@@ -25,13 +25,14 @@ import hashlib
 import json
 import os
 import struct
-import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .atomicfile import write_bytes_atomic
 
 MAGIC = b"UCKWEIGHTS\n"
 FORMAT_VERSION = 1
@@ -116,16 +117,7 @@ def save_weights(path: str | os.PathLike, table: np.ndarray, provenance: dict[st
     data = body + hashlib.sha256(body).digest()
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}-", dir=p.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_bytes_atomic(p, data)
     return load_weights(p)
 
 

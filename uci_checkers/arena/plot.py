@@ -6,9 +6,9 @@ it :func:`write_plot` returns a message instead of failing the match.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from typing import Optional, Sequence
+
+from ..atomicfile import atomic_output
 
 
 def plot_available() -> Optional[str]:
@@ -62,24 +62,9 @@ def write_plot(path: str, title: str, history: Sequence[dict], bounds: Optional[
         ax2.legend(loc="upper right")
     axes[-1][0].set_xlabel("games")
     fig.tight_layout()
-    # Atomic, like every file the tools write: a temporary file beside the target, then a rename.
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".plot.", suffix=".png", dir=folder)
     try:
-        with os.fdopen(fd, "wb") as f:
+        with atomic_output(path) as f:     # like every file the tools write
             fig.savefig(f, dpi=100, format="png")
-            f.flush()
-            os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)        # mkstemp's 0600 would hide the plot from others
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
     finally:
         plt.close(fig)
     return None

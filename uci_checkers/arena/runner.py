@@ -21,7 +21,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional, TextIO
 
-from ..pdn import PdnError, read_pdn_file, write_game, write_text_atomic
+from ..atomicfile import write_text_atomic
+from ..pdn import PdnError, read_pdn_file, write_game
 from .engine import EngineConfig
 from .game import GameJob, GameRecord, Settings, limits_tag, time_control_tag
 from .openings import Opening

@@ -27,6 +27,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..atomicfile import atomic_output
 from .index import Slice, men_offsets, slice_size, slices_up_to
 from .probe import assemble_table, empty_table
 
@@ -81,25 +82,9 @@ def write_slice(directory: Path, s: Slice, codes: np.ndarray, max_distance: int,
                          float(seconds))
     path = slice_path(directory, s)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(header)
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    try:  # make the rename itself durable
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
+    with atomic_output(path) as fh:
+        fh.write(header)
+        fh.write(payload)
     return path
 
 

@@ -18,6 +18,9 @@ import numpy as np
 from .selfplay import shard_digest
 
 
+GAMES_PER_SOURCE = 10**9       # game numbers of the n-th --data source start at n * GAMES_PER_SOURCE
+
+
 class DataError(ValueError):
     """Training data that cannot be read (no shards, a broken shard, an unreadable PDN)."""
 
@@ -69,7 +72,7 @@ def load_shards(paths: list[Path], limit: Optional[int] = None) -> PositionSet:
         res = arrays["result"]
         arrays["result"] = np.where(arrays["stm"] == 0, res, 2 - res)
         # game numbers are unique within a directory: number the directories apart
-        arrays["game"] = arrays["game"] + directory * 10**9
+        arrays["game"] = arrays["game"] + directory * GAMES_PER_SOURCE
         for k, v in arrays.items():
             cols[k].append(v)
         sources.append({"file": f"{path.parent.name}/{path.name}", "sha256": shard_digest(path)})

@@ -28,7 +28,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass
@@ -37,6 +36,9 @@ from pathlib import Path
 from typing import Optional
 
 import numpy as np
+
+from ..atomicfile import atomic_output
+from ..interrupts import raise_if_interrupted
 
 SHARD_FORMAT = 1
 RESULT_LOSS, RESULT_DRAW, RESULT_WIN = 0, 1, 2     # stored from Black's view; 2 = Black won
@@ -162,13 +164,26 @@ class _Player:
 _WORKER: Optional[_Player] = None
 
 
-def _play_shard(config: SelfPlayConfig, shard: int, shard_size: int, out_dir: str) -> tuple[int, int, int]:
-    """Play the games of one shard and write it; returns (shard, games, positions)."""
+class ParentGone(RuntimeError):
+    """The process that handed out a shard has died: its worker stops instead of playing on alone."""
+
+
+def _play_shard(config: SelfPlayConfig, shard: int, shard_size: int, out_dir: str,
+                parent: Optional[int] = None) -> tuple[int, int, int]:
+    """Play the games of one shard and write it; returns (shard, games, positions).
+
+    ``parent``: the pid of the process that asked (a local worker checks it between games, so a
+    killed ``selfplay`` does not leave its workers playing on)."""
     global _WORKER
     if _WORKER is None or _WORKER.config != config:
         _WORKER = _Player(config)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent decides what an interrupt means
-    games = [_WORKER.play(i) for i in range(shard * shard_size, (shard + 1) * shard_size)]
+    if parent is not None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent decides what an interrupt means
+    games = []
+    for i in range(shard * shard_size, (shard + 1) * shard_size):
+        if parent is not None and os.getppid() != parent:
+            raise ParentGone(f"selfplay worker {os.getpid()}: parent {parent} is gone")
+        games.append(_WORKER.play(i))
     positions = write_shard(Path(out_dir), shard, shard_size, config, games)
     return shard, len(games), positions
 
@@ -194,16 +209,8 @@ def write_shard(out_dir: Path, shard: int, shard_size: int, config: SelfPlayConf
             "results": [r.result for r in games], "engine": engine_identity()}
     arrays["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
     out_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".shard-{shard:05d}-", suffix=".npz", dir=out_dir)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, shard_path(out_dir, shard))
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_output(shard_path(out_dir, shard)) as f:
+        np.savez_compressed(f, **arrays)
     return len(cols["black"])
 
 
@@ -281,16 +288,19 @@ def generate(out_dir: Path, games: int, config: SelfPlayConfig, jobs: int = 1, s
             try:
                 while queue or futures:
                     while queue and len(futures) < 2 * jobs:
-                        futures.add(pool.submit(_play_shard, config, queue.pop(0), shard_size, str(out_dir)))
-                    finished, futures = wait(futures, return_when=FIRST_COMPLETED)
+                        futures.add(pool.submit(_play_shard, config, queue.pop(0), shard_size, str(out_dir),
+                                                os.getpid()))
+                    finished, futures = wait(futures, timeout=1.0, return_when=FIRST_COMPLETED)
+                    raise_if_interrupted()
                     for fut in finished:
                         _, g, p = fut.result()
                         done_games += g
                         positions += p
                         _progress(done_games, shards * shard_size, positions, t0, progress)
             except BaseException:
-                for fut in futures:
-                    fut.cancel()
+                # an interrupt: finished shards are kept; the shards being played are abandoned
+                for proc in list(getattr(pool, "_processes", {}).values()):
+                    proc.terminate()
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
     if progress is not None:

@@ -9,10 +9,12 @@ result (win 1, draw 1/2, loss 0, side to move's view) and, with
 stay on one side of the validation split.  Log-loss (train and validation) is
 reported per epoch; the best validation epoch is kept.
 
-Scale: ``z`` is in logit units; the weights file holds ``z * K`` centi-men, where
-``K`` is the logistic scale of the engine's *previous* scores on the same data
-(``P(win) = sigmoid(score / K)`` fitted once), so margins in the search keep
-their meaning from one generation to the next (``--scale`` overrides).
+Scales: ``z`` is in logit units.  Each ``--data`` source's search scores become
+win probabilities by that source's own logistic scale (``P(win) = sigmoid(score
+/ K)`` fitted on its games: each generation's engine has its own).  The weights
+file holds ``z * K0`` centi-men, ``K0`` being the first source's scale (list the
+oldest generation first) or ``--scale``, so the search's margins keep their
+meaning from one generation to the next.
 
 Reproducible: the same data (their digests are recorded), seed and flags give
 the same weights file.
@@ -30,7 +32,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..evaluate import MAX_ACTIVE, NF, PHASE_PIECES, UNIT, feature_matrix
-from .dataset import DataError, PositionSet, load_pdn_positions, load_shards
+from .dataset import GAMES_PER_SOURCE, DataError, PositionSet, load_pdn_positions, load_shards
 from .metrics import fit_scale, log_loss
 
 
@@ -66,10 +68,21 @@ def logits(w: np.ndarray, f: Features) -> np.ndarray:
     return ((wo * f.p[:, None] + we * (1.0 - f.p[:, None])) * f.cnt).sum(axis=1)
 
 
-def targets(data: PositionSet, score_weight: float, scale: float) -> np.ndarray:
+def source_scales(data: PositionSet, mask: np.ndarray) -> dict[int, float]:
+    """The logistic scale of the search scores of each data source (directory) on the masked rows:
+    every generation's engine has its own scale, so its scores become win probabilities by their own."""
+    results = data.result / 2.0
+    source = data.game // GAMES_PER_SOURCE
+    return {int(k): fit_scale(data.score[mask & (source == k)].astype(np.float64), results[mask & (source == k)])
+            for k in np.unique(source[mask])}
+
+
+def targets(data: PositionSet, score_weight: float, scales: dict[int, float]) -> np.ndarray:
     t = data.result / 2.0
     if score_weight > 0:
-        t = (1 - score_weight) * t + score_weight / (1.0 + np.exp(-data.score / scale))
+        source = data.game // GAMES_PER_SOURCE
+        k = np.array([scales.get(int(s), 1e9) for s in source])
+        t = (1 - score_weight) * t + score_weight / (1.0 + np.exp(-data.score / k))
     return t
 
 
@@ -101,8 +114,11 @@ def train(data: PositionSet, config: TrainConfig,
     t0 = time.monotonic()
     train_mask, val_mask = split_by_game(data, config.val_share, config.seed)
     results_only = data.result / 2.0
-    scale = config.scale or fit_scale(data.score[train_mask].astype(np.float64), results_only[train_mask])
-    t_all = targets(data, config.score_weight, scale)
+    scales = source_scales(data, train_mask)
+    # the output scale: the first source's (the oldest engine's), unless given, so that centi-men keep
+    # their meaning for the search's margins from one generation to the next
+    scale = config.scale or scales[min(scales)]
+    t_all = targets(data, config.score_weight, scales)
     feats = features_of(data)
     tr = np.flatnonzero(train_mask)
     va = np.flatnonzero(val_mask)
@@ -150,7 +166,7 @@ def train(data: PositionSet, config: TrainConfig,
         if len(fva) == 0 or vl < best[0]:
             best = (vl, w.copy(), epoch)
     report = {"positions": len(data), "train_positions": int(len(tr)), "val_positions": int(len(va)),
-              "scale": round(float(scale), 4), "best_epoch": best[2], "val_loss": round(best[0], 6),
+              "scale": round(float(scale), 4), "source_scales": {str(k): round(v, 2) for k, v in scales.items()}, "best_epoch": best[2], "val_loss": round(best[0], 6),
               "history": history, "seconds": round(time.monotonic() - t0, 1)}
     return best[1], report
 
