@@ -9,7 +9,7 @@ from uci_checkers import bench
 from uci_checkers.position import Position
 
 SIGNATURE_DEPTH = 5
-SIGNATURE = 49717   # learned evaluation, weights w2
+SIGNATURE = 46610   # learned evaluation, weights w3
 
 
 def test_positions_valid_and_enough():
