@@ -176,8 +176,10 @@ def test_validate_tool_on_tiny_files(tmp_path):
     games = tmp_path / "g.pdn"
     games.write_text('[Result "1-0"]\n1. 11-15 23-19 2. 8-11 22-17 1-0\n\n'
                      '[Result "0-1"]\n1. 9-14 22-18 2. 5-9 24-20 0-1\n')
+    # the tool's bookkeeping is under test, not the evaluation's knowledge: a wide draw band (a lone king
+    # each is a draw the static score does not know exactly; the databases do)
     proc = subprocess.run([sys.executable, "-m", "uci_checkers", "validate", "--puzzles", str(puzzles),
-                           "--pdn", str(games), "--depth", "4", "--sample", "3"], cwd=REPO,
+                           "--pdn", str(games), "--depth", "4", "--sample", "3", "--threshold", "120"], cwd=REPO,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
