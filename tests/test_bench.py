@@ -37,26 +37,9 @@ def test_cli_prints_totals(capsys):
 
 
 def test_interrupt_exits_130_keeping_the_finished_positions():
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    proc = subprocess.Popen([sys.executable, "-m", "uci_checkers", "bench", "40"], cwd=root,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(root)})
-    try:
-        time.sleep(4.0)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 130, err
+    from toolrun import interrupt_tool
+    code, out, err = interrupt_tool(["bench", "40"], after=4.0)
+    assert code == 130, err
     assert "Traceback" not in err
     assert "Interrupted     : after" in out and "Nodes searched" in out
 

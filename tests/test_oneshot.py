@@ -65,20 +65,9 @@ def test_bad_option_argument_is_refused(capsys):
 
 
 def test_interrupt_exits_130_without_traceback():
-    import signal
-    import time
-    proc = subprocess.Popen([sys.executable, "-m", "uci_checkers", "go", "--movetime", "600000"], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
-    try:
-        time.sleep(4.0)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 130, err
+    from toolrun import interrupt_tool
+    code, out, err = interrupt_tool(["go", "--movetime", "600000"], after=4.0)
+    assert code == 130, err
     assert "Traceback" not in err and "interrupted" in err
     assert out == ""
 

@@ -194,20 +194,11 @@ def test_cli_reports_progress_of_a_long_count(monkeypatch):
 
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
 def test_cli_interrupt_exits_130_without_traceback(signame):
-    import os
     import signal
-    import time
-    proc = subprocess.Popen([sys.executable, "-m", "uci_checkers", "perft", "--depth", "18"], cwd=REPO_ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
-    try:
-        time.sleep(2.0)                       # inside the count (start-up and compile-cache load done)
-        proc.send_signal(getattr(signal, signame))
-        out, err = proc.communicate(timeout=15)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 130, err
+    from toolrun import interrupt_tool
+    # after 2 s the count is running (start-up and compile-cache load done)
+    code, out, err = interrupt_tool(["perft", "--depth", "18"], after=2.0, signum=getattr(signal, signame),
+                                    timeout=15)
+    assert code == 130, err
     assert "Traceback" not in err and "interrupted" in err
     assert out == ""

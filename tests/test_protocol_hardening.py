@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from test_protocol import START_MOVES, Session, errors
+from test_protocol import START_MOVES, Session, errors, s  # noqa: F401  (s: the session fixture)
 from uci_checkers import engine as engine_module
 from uci_checkers import tt as ttm
 from uci_checkers.engine import MAX_NODES, MAX_TIME_MS, Engine, GoParams, TimeManager, clamp_go_number
@@ -20,15 +20,6 @@ from uci_checkers.hub import HubSession, parse_hub_line
 from uci_checkers.search import Searcher
 
 HUNG = 10.0     # seconds: anything slower than this is the old hang, not noise
-
-
-@pytest.fixture
-def s():
-    session = Session()
-    session.send("isready")
-    session.new()
-    yield session
-    session.close()
 
 
 def bestmoves(lines: list[str]) -> list[str]:

@@ -196,6 +196,18 @@ def _runaway_rows(men, occ, side, r_out):
 
 
 @kernel
+def _king_squares(kings_of_side, base, stm, idx, cnt, m):
+    """Append one feature per king (``base`` + its oriented square) at ``m``; return the new count."""
+    x = kings_of_side
+    while x != 0:
+        idx[m] = base + OSQ[stm, ctz(x)]
+        cnt[m] = 1
+        m += 1
+        x &= x - 1
+    return m
+
+
+@kernel
 def feature_list(black, white, kings, stm, idx, cnt):
     """Write the active features (index, count) of a position into ``idx``/``cnt``; return how many.
 
@@ -221,18 +233,8 @@ def feature_list(black, white, kings, stm, idx, cnt):
     idx[m] = F_MATERIAL + (dm + MAT_CLIP) * MAT_SIDE + (dk + MAT_CLIP)
     cnt[m] = 1
     m += 1
-    x = own & kings
-    while x != 0:
-        idx[m] = F_KING_OWN + OSQ[stm, ctz(x)]
-        cnt[m] = 1
-        m += 1
-        x &= x - 1
-    x = opp & kings
-    while x != 0:
-        idx[m] = F_KING_OPP + OSQ[stm, ctz(x)]
-        cnt[m] = 1
-        m += 1
-        x &= x - 1
+    m = _king_squares(own & kings, F_KING_OWN, stm, idx, cnt, m)
+    m = _king_squares(opp & kings, F_KING_OPP, stm, idx, cnt, m)
     idx[m] = F_MOB_OWN + min(15, _mobility(own, opp, kings, stm))
     cnt[m] = 1
     m += 1
