@@ -222,8 +222,9 @@ def _kernels_cached() -> bool:
         return False
 
 
-# The search kernels are compiled in a child process while this one compiles the rules layer: two
-# cores instead of one on a cold start.  The child only fills the shared compile cache.
+# The search kernels are compiled in a child process while this one compiles the evaluation and the
+# rules layer: two cores instead of one on a cold start.  The child only fills the shared compile
+# cache.
 CHILD_COMPILE_TIMEOUT_S = 600.0
 _CHILD_CODE = f"from {__package__}.search import Searcher; Searcher(1).warm_up()"
 _WARM_CHILDREN: list[subprocess.Popen] = []
@@ -286,6 +287,9 @@ def warm_up_kernels() -> None:
             if not _kernels_cached():
                 _enter_stage("compiling")
                 child = _start_search_compile_child()
+            # The evaluation first: on a cold start the child compiles the endgame-table probe and
+            # then the search, which links the evaluation this process has put in the cache by then.
+            from . import evaluate  # noqa: F401  (compiles or loads its kernel on import)
             from .position import Game, Position
 
             # perft kernels are left out on purpose: they compile on the first go perft (in the worker)

@@ -283,7 +283,10 @@ def _runaway_sum(men, occ, side, ev, base):
     return so, se
 
 
-@kernel
+# An explicit signature compiles this kernel when the module is imported.  On a cold start the
+# engine imports this module first while a child process compiles the search (see
+# engine.warm_up_kernels): the two share the work through the compile cache.
+@kernel("int64(int64, int64, int64, int64, int64[:])")
 def evaluate(black, white, kings, stm, ev):
     """The static score (centi-men) from the side to move's view, with weights ``ev`` (2*NF int64)."""
     own, opp = _sides(black, white, kings, stm)

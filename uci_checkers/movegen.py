@@ -112,7 +112,7 @@ def jump_step(at, d):
     return at >> 5, at >> 10
 
 
-@kernel("int64(int64, int64, int64, int64, int64, int64)")
+@kernel
 def _count_chains(at, victims, empty, crown, is_king, stm):
     """Number of maximal capture chains continuing from the single-bit square ``at``.
 
@@ -134,7 +134,7 @@ def _count_chains(at, victims, empty, crown, is_king, stm):
     return n if n > 0 else 1
 
 
-@kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64)")
+@kernel
 def _gen_chains(frm, at, them, captured, empty, crown, is_king, stm, path, njumps, n, moves, paths, start):
     """Write every maximal capture chain continuing from ``at`` (see _count_chains); return the new count."""
     extended = False
@@ -370,7 +370,7 @@ def count_moves(black, white, kings, stm):
 # The three counters below (perft's bulk count) write each direction out instead of
 # looping over jump_dirs/jump_step: they are specialised per piece kind and colour so
 # the recursion carries no is_king/stm/crown arguments and no direction branches.
-@kernel("int64(int64, int64, int64)")
+@kernel
 def _count_king_chains(at, victims, empty):
     """_count_chains for a king: four directions, no crowning (no colour needed)."""
     n = np.int64(0)
@@ -389,7 +389,7 @@ def _count_king_chains(at, victims, empty):
     return n if n > 0 else 1
 
 
-@kernel("int64(int64, int64, int64)")
+@kernel
 def _count_black_man_chains(at, victims, empty):
     """_count_chains for a Black man: jumps toward 29-32, where crowning ends the chain."""
     n = np.int64(0)
@@ -404,7 +404,7 @@ def _count_black_man_chains(at, victims, empty):
     return n if n > 0 else 1
 
 
-@kernel("int64(int64, int64, int64)")
+@kernel
 def _count_white_man_chains(at, victims, empty):
     """_count_chains for a White man: jumps toward 1-4, where crowning ends the chain."""
     n = np.int64(0)

@@ -22,8 +22,9 @@ of :mod:`uci_checkers.movegen`:
 
 All kernel state lives in two int64 arrays, the workspace ``ws`` (move stack,
 killers, history, repetition keys, triangular PV, counters) and the table
-``tt``; the engine's ``stop_flag`` is polled every 1024 nodes.  Entry kernels
-pass ``borrow()`` views down so the recursion pays no reference counting.
+``tt``; the engine's ``stop_flag`` is polled every 1024 nodes.  The driver calls
+``_ab`` for each root child (ply 1), where it swaps its arrays for ``borrow()``
+views, so the recursion pays no reference counting.
 
 Driver
 ------
@@ -99,6 +100,8 @@ RFP_MARGIN = 50         # centi-men per ply of depth
 LMR_MIN_I = 2           # first move index (0-based) that may be reduced
 LMR_I2 = 5              # from this index ...
 LMR_D2 = 4              # ... and this depth, reduce by 2
+PVS_FULL = 0            # the stages of one move's principal-variation search in _ab
+PVS_REDUCED = 1
 QS_THREAT = 1           # at depths 0 .. 1-QS_THREAT a position where the opponent threatens a capture is searched one move on
 
 _SQ = SQUARES
@@ -173,9 +176,120 @@ def _has_move(black, white, kings, stm):
 # =============================================================================
 # The alpha-beta kernel
 # =============================================================================
+# _ab's bookkeeping lives in the small kernels below (LLVM inlines them again).  Kept out of
+# _ab's own body on purpose: numba types a self-recursive kernel several times over (once per
+# pass that meets the recursive call), so every line moved out of it is typed once instead.
+@kernel
+def _repeats(ws, key, ply, qp):
+    """Record ``key`` at ``ply``; True when the same position (same side to move) occurred since the
+    last irreversible move (``qp`` plies ago): the node is a draw by repetition."""
+    kidx = ws[C_ROOTIDX] + ply
+    ws[W_KEYS + kidx] = key
+    if qp >= 4:
+        lim = qp if qp < kidx else kidx
+        i = 4
+        while i <= lim:
+            if ws[W_KEYS + kidx - i] == key:
+                return True
+            i += 2
+    return False
+
+
+@kernel
+def _score_from_table(score, ply):
+    """A stored score made relative to this node (mates are stored as distances from the node)."""
+    if score > MATE_BOUND:
+        return score - ply
+    if score < -MATE_BOUND:
+        return score + ply
+    return score
+
+
+@kernel
+def _score_to_table(score, ply):
+    """The inverse of :func:`_score_from_table`."""
+    if score > MATE_BOUND:
+        return score + ply
+    if score < -MATE_BOUND:
+        return score - ply
+    return score
+
+
+@kernel
+def _score_moves(ws, start, n, tmove, capt, kings, k1, k2, hbase):
+    """Pack an ordering score above the 48 move bits of each move word: table move, killers,
+    captures by material taken, promotions, then the history counters."""
+    for i in range(n):
+        mv = ws[start + i]
+        if mv == tmove:
+            sc = 32000
+        elif capt:
+            cap = (mv >> 12) & _CAPMASK
+            sc = 20000 + 200 * popcount(cap) + 100 * popcount(cap & kings)
+            if (mv & _PROMO) != 0:
+                sc += 50
+        elif mv == k1:
+            sc = 30000
+        elif mv == k2:
+            sc = 29000
+        elif (mv & _PROMO) != 0:
+            sc = 28000
+        else:
+            h = ws[hbase + (mv & 63) * 64 + ((mv >> 6) & 63)]
+            sc = h if h < 19999 else 19999
+        ws[start + i] = mv | (sc << 48)
+
+
+@kernel
+def _pick_move(ws, start, i, n):
+    """Selection-sort step: bring the highest packed word of ``i..n-1`` to ``i``; return its move."""
+    bi = i
+    bv = ws[start + i]
+    for j in range(i + 1, n):
+        v = ws[start + j]
+        if v > bv:
+            bv = v
+            bi = j
+    if bi != i:
+        ws[start + bi] = ws[start + i]
+        ws[start + i] = bv
+    return bv & MOVE_MASK
+
+
+@kernel
+def _update_pv(ws, ply, mv):
+    """The principal variation at ``ply``: ``mv`` followed by the child's."""
+    row = W_PV + ply * MAX_PLY
+    nrow = W_PV + (ply + 1) * MAX_PLY
+    ws[row + ply] = mv
+    end = ws[W_PVLEN + ply + 1]
+    for j in range(ply + 1, end):
+        ws[row + j] = ws[nrow + j]
+    ws[W_PVLEN + ply] = end if end > ply + 1 else ply + 1
+
+
+@kernel
+def _reward_quiet_cutoff(ws, ply, mv, k1, hbase, depth):
+    """A quiet move caused a beta cut-off: make it the first killer and raise its history."""
+    if mv != k1:
+        ws[W_KILL + 2 * ply + 1] = k1
+        ws[W_KILL + 2 * ply] = mv
+    ws[hbase + (mv & 63) * 64 + ((mv >> 6) & 63)] += depth * depth
+
+
 @kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64[:], "
         "int64[:], int64[:])")
 def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, stop, ev):
+    if ply == 1:
+        # the entry from Python (a root child): the recursion below passes views without a
+        # reference count (see _jit.borrow); the caller keeps the arrays alive.  _ab is its own
+        # entry point because a separate entry kernel would link, optimise and compile a second
+        # copy of the whole search (seconds of a cold start).
+        ws = borrow(ws)
+        tt = borrow(tt)
+        eg = borrow(eg)
+        stop = borrow(stop)
+        ev = borrow(ev)
     nodes = ws[C_NODES] + 1
     ws[C_NODES] = nodes
     if (nodes & 1023) == 0 and stop[0] != 0:
@@ -188,16 +302,8 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
     if ply > ws[C_SELDEPTH]:
         ws[C_SELDEPTH] = ply
 
-    # repetition: any earlier position since the last irreversible move, same side to move
-    kidx = ws[C_ROOTIDX] + ply
-    ws[W_KEYS + kidx] = key
-    if qp >= 4:
-        lim = qp if qp < kidx else kidx
-        i = 4
-        while i <= lim:
-            if ws[W_KEYS + kidx - i] == key:
-                return 0
-            i += 2
+    if _repeats(ws, key, ply, qp):
+        return 0
     nprog = ws[C_NOPROG]
     if nprog > 0 and qp >= nprog:
         if _has_move(black, white, kings, stm):
@@ -237,10 +343,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
             return se
     found, tmove, tscore, tdepth, tbound = ttm.probe(tt, key)
     if found != 0:
-        if tscore > MATE_BOUND:
-            tscore -= ply
-        elif tscore < -MATE_BOUND:
-            tscore += ply
+        tscore = _score_from_table(tscore, ply)
         if not pv_node and tdepth >= depth:
             if tbound == ttm.BOUND_EXACT:
                 return tscore
@@ -262,51 +365,18 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
     else:
         new_depth = depth - 1
 
-    # ordering scores, packed above the 48 move bits
     k1 = ws[W_KILL + 2 * ply]
     k2 = ws[W_KILL + 2 * ply + 1]
     hbase = W_HIST + stm * 4096
     if n > 1:
-        for i in range(n):
-            mv = ws[start + i]
-            if mv == tmove:
-                sc = 32000
-            elif capt:
-                cap = (mv >> 12) & _CAPMASK
-                sc = 20000 + 200 * popcount(cap) + 100 * popcount(cap & kings)
-                if (mv & _PROMO) != 0:
-                    sc += 50
-            elif mv == k1:
-                sc = 30000
-            elif mv == k2:
-                sc = 29000
-            elif (mv & _PROMO) != 0:
-                sc = 28000
-            else:
-                h = ws[hbase + (mv & 63) * 64 + ((mv >> 6) & 63)]
-                sc = h if h < 19999 else 19999
-            ws[start + i] = mv | (sc << 48)
+        _score_moves(ws, start, n, tmove, capt, kings, k1, k2, hbase)
 
     best = -INF
     best_move = np.int64(0)
     orig_alpha = alpha
     other = 1 - stm
     for i in range(n):
-        if n > 1:
-            # selection sort step: bring the highest packed word to i
-            bi = i
-            bv = ws[start + i]
-            for j in range(i + 1, n):
-                v = ws[start + j]
-                if v > bv:
-                    bv = v
-                    bi = j
-            if bi != i:
-                ws[start + bi] = ws[start + i]
-                ws[start + i] = bv
-            mv = bv & MOVE_MASK
-        else:
-            mv = ws[start]
+        mv = _pick_move(ws, start, i, n) if n > 1 else ws[start]
         b2, w2, k2b = mg.make_move(black, white, kings, stm, mv)
         key2 = key ^ mg.hash_delta(black, white, kings, stm, mv)
         # irreversible: a capture or a man move resets the no-progress counter
@@ -314,20 +384,33 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
             qp2 = 0
         else:
             qp2 = qp + 1
+        # principal variation search: the first move with the full window; the others with a null
+        # window (reduced by LMR), searched again at full depth and then with the full window when
+        # they beat alpha.  One recursive call site on purpose: numba re-types the whole kernel
+        # for every self-call it finds, so each extra site costs about a second of cold compile.
+        r = 0
         if i == 0:
-            s = -_ab(b2, w2, k2b, other, key2, new_depth, -beta, -alpha, ply + 1, qp2, ws, tt, eg, stop, ev)
+            stage = PVS_FULL
         else:
-            r = 0
+            stage = PVS_REDUCED
             if (not capt and new_depth >= 2 and i >= LMR_MIN_I and (mv & _PROMO) == 0
                     and mv != k1 and mv != k2):
                 r = 1
                 if i >= LMR_I2 and new_depth >= LMR_D2:
                     r = 2
-            s = -_ab(b2, w2, k2b, other, key2, new_depth - r, -alpha - 1, -alpha, ply + 1, qp2, ws, tt, eg, stop, ev)
-            if r > 0 and s > alpha and ws[C_STOP] == 0:
-                s = -_ab(b2, w2, k2b, other, key2, new_depth, -alpha - 1, -alpha, ply + 1, qp2, ws, tt, eg, stop, ev)
-            if s > alpha and s < beta and ws[C_STOP] == 0:
+        while True:
+            if stage == PVS_FULL:
                 s = -_ab(b2, w2, k2b, other, key2, new_depth, -beta, -alpha, ply + 1, qp2, ws, tt, eg, stop, ev)
+                break
+            s = -_ab(b2, w2, k2b, other, key2, new_depth - r, -alpha - 1, -alpha, ply + 1, qp2, ws, tt, eg, stop, ev)
+            if ws[C_STOP] != 0:
+                break
+            if r > 0 and s > alpha:
+                r = 0            # the reduced search failed high: the same null window at full depth
+            elif s > alpha and s < beta:
+                stage = PVS_FULL
+            else:
+                break
         if ws[C_STOP] != 0:
             return 0
         if s > best:
@@ -336,20 +419,10 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
             if s > alpha:
                 alpha = s
                 if pv_node:
-                    row = W_PV + ply * MAX_PLY
-                    nrow = W_PV + (ply + 1) * MAX_PLY
-                    ws[row + ply] = mv
-                    end = ws[W_PVLEN + ply + 1]
-                    for j in range(ply + 1, end):
-                        ws[row + j] = ws[nrow + j]
-                    ws[W_PVLEN + ply] = end if end > ply + 1 else ply + 1
+                    _update_pv(ws, ply, mv)
                 if alpha >= beta:
                     if not capt:
-                        if mv != k1:
-                            ws[W_KILL + 2 * ply + 1] = k1
-                            ws[W_KILL + 2 * ply] = mv
-                        hi = hbase + (mv & 63) * 64 + ((mv >> 6) & 63)
-                        ws[hi] += depth * depth
+                        _reward_quiet_cutoff(ws, ply, mv, k1, hbase, depth)
                     break
 
     if best >= beta:
@@ -359,21 +432,14 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
     else:
         bound = ttm.BOUND_UPPER
         best_move = tmove if found != 0 else np.int64(0)
-    sstore = best
-    if sstore > MATE_BOUND:
-        sstore += ply
-    elif sstore < -MATE_BOUND:
-        sstore -= ply
-    ttm.store(tt, key, best_move, sstore, depth, bound, ws[C_GEN])
+    ttm.store(tt, key, best_move, _score_to_table(best, ply), depth, bound, ws[C_GEN])
     return best
 
 
-@kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64[:], "
-        "int64[:], int64[:])")
-def search_child(black, white, kings, stm, key, depth, alpha, beta, qp, ws, tt, eg, stop, ev):
+def search_child(black: int, white: int, kings: int, stm: int, key: int, depth: int, alpha: int, beta: int,
+                 qp: int, ws: np.ndarray, tt: np.ndarray, eg: np.ndarray, stop: np.ndarray, ev: np.ndarray) -> int:
     """Score (from the mover's view, negated by the caller) of a root child at ply 1."""
-    return _ab(black, white, kings, stm, key, depth, alpha, beta, 1, qp, borrow(ws), borrow(tt), borrow(eg),
-               borrow(stop), borrow(ev))
+    return _ab(black, white, kings, stm, key, depth, alpha, beta, 1, qp, ws, tt, eg, stop, ev)
 
 
 @kernel

@@ -115,6 +115,22 @@ def probe(eg, black, white, kings, stm):
 
 
 @kernel
+def progress(black, white, kings, winner):
+    """How far the winner's men have advanced (rows, summed): promotions are how a won ending with men
+    moves on into the slices with distances, so among won positions the search prefers advanced men."""
+    men = (black if winner == 0 else white) & ~kings
+    total = 0
+    while men != 0:
+        b = men & -men
+        men ^= b
+        row = (ctz(b) - ctz(b) // 9) // 4          # bit -> square index 0..31 -> row 0..7 from Black's side
+        total += row if winner == 0 else 7 - row
+    return 4 * total
+
+
+# Explicit signature: compiled when the search imports this module, before the search's own
+# kernels and the evaluation (see engine.warm_up_kernels for the order of a cold start).
+@kernel("int64(int64[:], int64, int64, int64, int64, int64, int64, int64, int64)")
 def search_score(eg, black, white, kings, stm, ply, qp, no_progress, mate):
     """The search score of a position: ``mate - ply - D`` for a win in D plies, negated for a loss, 0 for
     a draw; a win stored without its distance scores ``mate - KNOWN_WIN_MARGIN + progress`` (below every
@@ -138,20 +154,6 @@ def search_score(eg, black, white, kings, stm, ply, qp, no_progress, mate):
     if (d & 1) == 1:
         return mate - ply - d
     return -mate + ply + d
-
-
-@kernel
-def progress(black, white, kings, winner):
-    """How far the winner's men have advanced (rows, summed): promotions are how a won ending with men
-    moves on into the slices with distances, so among won positions the search prefers advanced men."""
-    men = (black if winner == 0 else white) & ~kings
-    total = 0
-    while men != 0:
-        b = men & -men
-        men ^= b
-        row = (ctz(b) - ctz(b) // 9) // 4          # bit -> square index 0..31 -> row 0..7 from Black's side
-        total += row if winner == 0 else 7 - row
-    return 4 * total
 
 
 def root_choice(eg: np.ndarray, children: list[tuple[int, int, int, int]], stm: int, no_progress: int,
