@@ -23,8 +23,10 @@ of :mod:`uci_checkers.movegen`:
 All kernel state lives in two int64 arrays, the workspace ``ws`` (move stack,
 killers, history, repetition keys, triangular PV, counters) and the table
 ``tt``; the engine's ``stop_flag`` is polled every 1024 nodes.  The driver calls
-``_ab`` for each root child (ply 1), where it swaps its arrays for ``borrow()``
-views, so the recursion pays no reference counting.
+``_ab`` for each root child (ply 1) and ``_ab`` passes ``borrow()`` views to its
+children, so the recursion pays no reference counting.  There is no separate
+entry kernel: it would link, optimise and compile a second copy of the whole
+search (seconds of a cold start).
 
 Driver
 ------
@@ -280,16 +282,6 @@ def _reward_quiet_cutoff(ws, ply, mv, k1, hbase, depth):
 @kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64[:], "
         "int64[:], int64[:])")
 def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, stop, ev):
-    if ply == 1:
-        # the entry from Python (a root child): the recursion below passes views without a
-        # reference count (see _jit.borrow); the caller keeps the arrays alive.  _ab is its own
-        # entry point because a separate entry kernel would link, optimise and compile a second
-        # copy of the whole search (seconds of a cold start).
-        ws = borrow(ws)
-        tt = borrow(tt)
-        eg = borrow(eg)
-        stop = borrow(stop)
-        ev = borrow(ev)
     nodes = ws[C_NODES] + 1
     ws[C_NODES] = nodes
     if (nodes & 1023) == 0 and stop[0] != 0:
@@ -399,11 +391,11 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
                 if i >= LMR_I2 and new_depth >= LMR_D2:
                     r = 2
         while True:
-            if stage == PVS_FULL:
-                s = -_ab(b2, w2, k2b, other, key2, new_depth, -beta, -alpha, ply + 1, qp2, ws, tt, eg, stop, ev)
-                break
-            s = -_ab(b2, w2, k2b, other, key2, new_depth - r, -alpha - 1, -alpha, ply + 1, qp2, ws, tt, eg, stop, ev)
-            if ws[C_STOP] != 0:
+            # r is 0 whenever the stage is PVS_FULL; borrow(): the child pays no reference counting
+            lo = -beta if stage == PVS_FULL else -alpha - 1
+            s = -_ab(b2, w2, k2b, other, key2, new_depth - r, lo, -alpha, ply + 1, qp2,
+                     borrow(ws), borrow(tt), borrow(eg), borrow(stop), borrow(ev))
+            if stage == PVS_FULL or ws[C_STOP] != 0:
                 break
             if r > 0 and s > alpha:
                 r = 0            # the reduced search failed high: the same null window at full depth
