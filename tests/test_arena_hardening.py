@@ -282,8 +282,8 @@ def test_a_line_is_judged_by_when_it_arrived():
     eng.start()
     try:
         now = time.monotonic()
-        eng.lines.put((now - 0.5, "in time"))     # arrived before the deadline, read late (a busy machine)
-        eng.lines.put((now, "too late"))
+        eng.reader.put(now - 0.5, "in time")     # arrived before the deadline, read late (a busy machine)
+        eng.reader.put(now, "too late")
         assert eng._next_line(now - 0.3, "testing") == "in time"
         with pytest.raises(EngineTimeout):
             eng._next_line(now - 0.3, "testing")

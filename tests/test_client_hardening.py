@@ -76,8 +76,8 @@ def test_a_line_is_judged_by_when_it_arrived():
     engine = Engine.popen([sys.executable, str(ENGINES / "analyser.py")], timeout=5)
     try:
         now = time.monotonic()
-        engine._lines.put((now - 0.5, "in time"))            # arrived before the deadline, read late
-        engine._lines.put((now, "too late"))                  # arrived after it
+        engine._reader.put(now - 0.5, "in time")             # arrived before the deadline, read late
+        engine._reader.put(now, "too late")                   # arrived after it
         assert engine._line_before(now - 0.3, "testing") == "in time"
         with pytest.raises(EngineTimeoutError):
             engine._line_before(now - 0.3, "testing")

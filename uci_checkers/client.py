@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import queue
 import signal
 import subprocess
 import sys
@@ -52,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
+from .linereader import EndOfOutput, LineTimeout, StampedLineReader
 from .notation import NotationError
 from .position import Game, Move, Position
 
@@ -65,7 +65,6 @@ READY_TIMEOUT = 180.0         # isready may wait for a cold numba compile
 SEARCH_GRACE = 15.0           # extra seconds allowed beyond a search's own time budget
 UNBOUNDED_SEARCH_TIMEOUT = 600.0
 STOP_GRACE = 10.0             # after `stop`, seconds allowed for the bestmove
-LATE_READ_GRACE = 1.0         # how late a line that arrived in time may still be read
 
 
 class EngineError(RuntimeError):
@@ -296,15 +295,13 @@ class Engine:
         self.timeout = timeout
         self.id: dict[str, str] = {}
         self.options: dict[str, Option] = {}
-        self._lines: "queue.Queue[Optional[tuple[float, str]]]" = queue.Queue()
-        self._late: Optional[tuple[float, str]] = None   # a line that came after its wait's deadline
         self._stderr: deque[str] = deque(maxlen=30)
         self._closed = False
         self._eof = False
         self._multipv = 1
         self._analysis: Optional["Analysis"] = None   # an analysis() not yet finished
         self.log: deque[str] = deque(maxlen=200)     # recent traffic, '>' sent and '<' received
-        threading.Thread(target=self._read_stdout, daemon=True, name="engine-stdout").start()
+        self._reader = StampedLineReader(process.stdout, "engine-stdout")
         if process.stderr is not None:
             threading.Thread(target=self._read_stderr, daemon=True, name="engine-stderr").start()
 
@@ -354,16 +351,6 @@ class Engine:
         self.ping(ready_timeout)
 
     # --- plumbing ----------------------------------------------------------------
-    def _read_stdout(self) -> None:
-        stream = self.process.stdout
-        try:
-            for line in stream:
-                # Stamped on arrival: a deadline judges when the engine wrote, not when we read.
-                self._lines.put((time.monotonic(), line.rstrip("\r\n")))
-        except (OSError, ValueError):
-            pass
-        self._lines.put(None)
-
     def _read_stderr(self) -> None:
         try:
             for line in self.process.stderr:
@@ -401,29 +388,15 @@ class Engine:
         return self._line_before(time.monotonic() + min(wait, threading.TIMEOUT_MAX), doing)
 
     def _line_before(self, deadline: float, doing: str) -> str:
-        """The next line if the engine wrote it before ``deadline``.
-
-        Lines are judged by their arrival stamp: one that came in time counts even when it is
-        read a little late (up to ``LATE_READ_GRACE`` s: a busy machine), and the first one
-        that came after the deadline ends the wait (it is kept for the next read), so lines
-        that keep coming (an info flood, even a backlog of them) cannot stretch it.
-        """
+        """The next line if the engine wrote it before ``deadline`` (see :mod:`uci_checkers.linereader`)."""
         if self._eof:
             raise self._terminated(doing)
-        if self._late is not None:
-            item, self._late = self._late, None
-        else:
-            remaining = max(0.0, deadline - time.monotonic())
-            try:
-                item = self._lines.get(timeout=min(remaining, threading.TIMEOUT_MAX))
-            except queue.Empty:
-                raise EngineTimeoutError(f"no answer from the engine in time while {doing}") from None
-        if item is None:
-            raise self._terminated(doing)
-        if item[0] > deadline or time.monotonic() > deadline + LATE_READ_GRACE:
-            self._late = item
-            raise EngineTimeoutError(f"no answer from the engine in time while {doing}")
-        line = item[1]
+        try:
+            _, line = self._reader.next_before(deadline)
+        except LineTimeout:
+            raise EngineTimeoutError(f"no answer from the engine in time while {doing}") from None
+        except EndOfOutput:
+            raise self._terminated(doing) from None
         self.log.append("< " + line)
         return line
 

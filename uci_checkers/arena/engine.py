@@ -1,11 +1,11 @@
 """Driving one engine process over the protocol (protocol.md): start, handshake, search, stop.
 
-``EngineProcess`` owns a subprocess with pipes; a daemon reader thread turns its
-stdout into a queue of lines, each stamped with its arrival time, so that every
-wait has a deadline and a hung engine can never block the arena.  A line counts
-when it arrived before the deadline (however late the arena reads it), and the
-first line stamped after the deadline ends the wait, so an engine that floods
-``info`` lines without ever answering still times out.  The
+``EngineProcess`` owns a subprocess with pipes; its stdout is read by a
+:class:`~uci_checkers.linereader.StampedLineReader` (a daemon thread stamping each
+line on arrival), so that every wait has a deadline and a hung engine can never
+block the arena.  A line counts when it arrived before the deadline (however late
+the arena reads it), and the first line stamped after the deadline ends the wait,
+so an engine that floods ``info`` lines without ever answering still times out.  The
 process is started in its own process group (session) and is killed as a group:
 an engine started through a shell script without ``exec`` leaves no orphan, and
 the arena never blocks on a pipe (only the reader thread reads or closes stdout).
@@ -25,18 +25,17 @@ a value it refuses); the arena stops at once with exit status 2 for those.
 from __future__ import annotations
 
 import os
-import queue
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-_EOF = object()
+from ..linereader import EndOfOutput, LineTimeout, StampedLineReader
+
 
 
 class EngineError(RuntimeError):
@@ -130,7 +129,6 @@ def _fmt_seconds(ms: int) -> str:
 
 
 MAX_CLOCK_S = 1_000_000          # ~11 days per side: longer is a typo
-LATE_READ_GRACE = 1.0            # how late (s) a line that arrived in time may still be read
 
 
 def parse_tc(text: str) -> tuple[int, int]:
@@ -201,13 +199,11 @@ class EngineProcess:
         self.timeouts = timeouts
         self.log = log
         self.proc: Optional[subprocess.Popen] = None
-        self.lines: "queue.Queue[object]" = queue.Queue()
+        self.reader: Optional[StampedLineReader] = None   # the engine's stdout, stamped line by line
         self.id_name: Optional[str] = None
         self.declared_options: dict[str, str] = {}   # lower-case name -> name as declared
         self.option_defaults: dict[str, str] = {}    # lower-case name -> declared default
         self.last_line_at = 0.0                      # monotonic time the reader received the last line
-        self._late: Optional[tuple[float, str]] = None   # a line read after its wait's deadline
-        self._reader: Optional[threading.Thread] = None
 
     # --- process ------------------------------------------------------------
     @property
@@ -225,11 +221,8 @@ class EngineProcess:
                 start_new_session=True)   # Ctrl-C reaches the arena, which stops engines itself
         except OSError as exc:
             raise EngineStartError(f"cannot start {cmd[0]!r}: {exc}") from exc
-        self.lines = queue.Queue()
-        self._late = None
-        self._reader = threading.Thread(target=self._read, args=(self.proc, self.lines),
-                                        name=f"reader-{self.config.name}", daemon=True)
-        self._reader.start()
+        assert self.proc.stdout is not None
+        self.reader = StampedLineReader(self.proc.stdout, f"reader-{self.config.name}")
         self.send("uci")
         deadline = time.monotonic() + self.timeouts.uciok
         while True:
@@ -254,25 +247,6 @@ class EngineProcess:
         if refused and self.config.options:
             raise EngineOptionError(f"{self.config.name}: {refused[0][len('info string '):]}")
 
-    @staticmethod
-    def _read(proc: subprocess.Popen, out: "queue.Queue[object]") -> None:
-        # The only reader of stdout, and the one that closes it: closing a pipe from another
-        # thread while this one is blocked in read() would block that thread too.
-        stream = proc.stdout
-        try:
-            assert stream is not None
-            for line in stream:
-                # Stamped on arrival: a busy arena thread must not make the engine look slow.
-                out.put((time.monotonic(), line.rstrip("\r\n")))
-        except (OSError, ValueError):
-            pass
-        out.put(_EOF)
-        try:
-            if stream is not None:
-                stream.close()
-        except (OSError, ValueError):
-            pass
-
     def send(self, line: str) -> None:
         if self.log:
             self.log(f"{self.config.name} < {line}")
@@ -286,35 +260,20 @@ class EngineProcess:
             raise EngineCrashed(f"{self._exit_text()} (write failed: {exc})") from exc
 
     def _next_line(self, deadline: float, waiting_for: str) -> str:
-        """The next line, if the engine wrote it before ``deadline``.
-
-        Lines are judged by their arrival stamp, not by when this thread gets to them: a
-        line that came in time counts even when read a little late (up to
-        ``LATE_READ_GRACE`` s: a busy machine), and a line that came after the deadline
-        ends the wait (it is kept for the next read), so lines that keep coming (an info
-        flood, even a backlog of them) cannot stretch it.
-        """
-        if self._late is not None:
-            item, self._late = self._late, None
-        else:
-            remaining = max(0.0, deadline - time.monotonic())
-            try:
-                item = self.lines.get(timeout=min(remaining, threading.TIMEOUT_MAX))
-            except queue.Empty:
-                raise EngineTimeout(f"no {waiting_for} within the time allowed") from None
-        if item is _EOF:
-            self.lines.put(_EOF)      # keep reporting EOF to later waits
+        """The next line, if the engine wrote it before ``deadline`` (see :mod:`uci_checkers.linereader`)."""
+        if self.reader is None:
+            raise EngineCrashed(f"engine not started while waiting for {waiting_for}")
+        try:
+            self.last_line_at, line = self.reader.next_before(deadline)
+        except LineTimeout:
+            raise EngineTimeout(f"no {waiting_for} within the time allowed") from None
+        except EndOfOutput:
             if self.proc is not None:
                 try:
                     self.proc.wait(timeout=1.0)
                 except subprocess.TimeoutExpired:
                     pass
-            raise EngineCrashed(self._exit_text() + f" while waiting for {waiting_for}")
-        assert isinstance(item, tuple)
-        if item[0] > deadline or time.monotonic() > deadline + LATE_READ_GRACE:
-            self._late = item
-            raise EngineTimeout(f"no {waiting_for} within the time allowed")
-        self.last_line_at, line = item
+            raise EngineCrashed(self._exit_text() + f" while waiting for {waiting_for}") from None
         if self.log:
             self.log(f"{self.config.name} > {line}")
         return line
@@ -391,17 +350,11 @@ class EngineProcess:
 
     def _drain(self) -> None:
         """Drop lines already received (stale output); keep an end-of-file mark."""
-        self._late = None
-        while True:
-            try:
-                item = self.lines.get_nowait()
-            except queue.Empty:
-                return
-            if item is _EOF:
-                self.lines.put(_EOF)
-                return
+        if self.reader is None:
+            return
+        for line in self.reader.drain():
             if self.log:
-                self.log(f"{self.config.name} > {item[1]}   (stale, dropped)")
+                self.log(f"{self.config.name} > {line}   (stale, dropped)")
 
     def settle(self) -> bool:
         """After an abandoned search: ``stop``, its ``bestmove``, then ``isready``/``readyok``.

@@ -71,18 +71,27 @@ def outside_code(eg, black, white, kings, stm):
 
 
 @kernel
+def position_and_moves(i, bm, bk, wm, wk, offsets, nbk_sets, nwk_sets, moves, paths):
+    """The position of index ``i`` and its legal moves (written to ``moves``): ``(black, white, kings, stm,
+    capture, count)``; captures are compulsory, so ``capture`` says which kind the moves are."""
+    black, white, kings, stm = unrank_position(np.int64(i), bm, bk, wm, wk, offsets, nbk_sets, nwk_sets)
+    capt = mg.has_capture(black, white, kings, stm)
+    if capt:
+        n = mg.gen_captures(black, white, kings, stm, moves, paths, 0)
+    else:
+        n = mg.write_quiet_words(black, white, kings, stm, moves, 0)
+    return black, white, kings, stm, capt, n
+
+
+@kernel
 def init_range(lo, hi, bm, bk, wm, wk, offsets, nbk_sets, nwk_sets, eg,
                remaining, win_at, loss_floor, has_draw, sched_head, sched_next, stats):
     """Step 1 for indices ``lo .. hi-1`` (see the module docstring)."""
     moves = np.zeros(mg.MAX_MOVES, dtype=np.int64)
     paths = np.zeros(mg.MAX_MOVES, dtype=np.int64)
     for i in range(lo, hi):
-        black, white, kings, stm = unrank_position(np.int64(i), bm, bk, wm, wk, offsets, nbk_sets, nwk_sets)
-        capt = mg.has_capture(black, white, kings, stm)
-        if capt:
-            n = mg.gen_captures(black, white, kings, stm, moves, paths, 0)
-        else:
-            n = mg.write_quiet_words(black, white, kings, stm, moves, 0)
+        black, white, kings, stm, capt, n = position_and_moves(i, bm, bk, wm, wk, offsets, nbk_sets, nwk_sets,
+                                                               moves, paths)
         inside = 0
         win = NO_WIN
         floor = 0
@@ -233,12 +242,8 @@ def verify_range(lo, hi, bm, bk, wm, wk, offsets, nbk_sets, nwk_sets, eg, codes,
     moves = np.zeros(mg.MAX_MOVES, dtype=np.int64)
     paths = np.zeros(mg.MAX_MOVES, dtype=np.int64)
     for i in range(lo, hi):
-        black, white, kings, stm = unrank_position(np.int64(i), bm, bk, wm, wk, offsets, nbk_sets, nwk_sets)
-        capt = mg.has_capture(black, white, kings, stm)
-        if capt:
-            n = mg.gen_captures(black, white, kings, stm, moves, paths, 0)
-        else:
-            n = mg.write_quiet_words(black, white, kings, stm, moves, 0)
+        black, white, kings, stm, capt, n = position_and_moves(i, bm, bk, wm, wk, offsets, nbk_sets, nwk_sets,
+                                                               moves, paths)
         win = NO_WIN
         floor = 0
         draw = 0
