@@ -250,7 +250,13 @@ if _PackageCacheLocator not in caching.CacheImpl._locator_classes:
 
 
 def kernel(*signature, **options):
-    """``njit(cache=True, nogil=True)``; pass an explicit signature for entry or recursive kernels."""
+    """``njit(cache=True, nogil=True)``.
+
+    An explicit signature compiles (or loads) the kernel when its module is imported: for the
+    search's kernels and the ones a cold start compiles in a chosen order (see
+    ``engine.warm_up_kernels``).  Without one a kernel compiles at its first call, which keeps
+    kernels the search never calls (the rules layer's chain counters, perft) off its import path.
+    """
     options.setdefault("cache", True)
     options.setdefault("nogil", True)
     if len(signature) == 1 and callable(signature[0]) and not isinstance(signature[0], (str, types.Type)):
