@@ -84,6 +84,18 @@ def position_and_moves(i, bm, bk, wm, wk, offsets, nbk_sets, nwk_sets, moves, pa
 
 
 @kernel
+def fold_child(code, win, floor, draw):
+    """Fold one move's result (the code of the position it leads to, the opponent's view) into the
+    best so far: ``win`` the smallest odd code (D = code - 1 even: the opponent loses after D plies),
+    ``floor`` the largest even code (the opponent wins after code - 1 plies), ``draw`` 1 once a move draws."""
+    if code == 0:
+        return win, floor, np.int64(1)
+    if (code & 1) == 1:
+        return (code if code < win else win), floor, draw
+    return win, (code if code > floor else floor), draw
+
+
+@kernel
 def init_range(lo, hi, bm, bk, wm, wk, offsets, nbk_sets, nwk_sets, eg,
                remaining, win_at, loss_floor, has_draw, sched_head, sched_next, stats):
     """Step 1 for indices ``lo .. hi-1`` (see the module docstring)."""
@@ -107,13 +119,7 @@ def init_range(lo, hi, bm, bk, wm, wk, offsets, nbk_sets, nwk_sets, eg,
                 stats[ST_ERROR] = 1
                 stats[ST_ERROR_INDEX] = i
                 return
-            if code == 0:
-                draw = 1
-            elif (code & 1) == 1:      # D = code - 1 even: the opponent loses after D plies
-                if code < win:
-                    win = code
-            elif code > floor:         # the opponent wins after code - 1 plies
-                floor = code
+            win, floor, draw = fold_child(code, win, floor, draw)
         remaining[i] = inside
         win_at[i] = win
         loss_floor[i] = floor
@@ -258,13 +264,7 @@ def verify_range(lo, hi, bm, bk, wm, wk, offsets, nbk_sets, nwk_sets, eg, codes,
                 stats[ST_ERROR] = 1
                 stats[ST_ERROR_INDEX] = i
                 return
-            if code == 0:
-                draw = 1
-            elif (code & 1) == 1:
-                if code < win:
-                    win = code
-            elif code > floor:
-                floor = code
+            win, floor, draw = fold_child(code, win, floor, draw)
         if win != NO_WIN:
             expect = win + 1
         elif draw:
