@@ -358,14 +358,12 @@ def analyse_games_ray(games: Sequence[PdnGame], settings: AnalysisSettings, addr
         import ray
     except ImportError:
         raise RayUnavailable("the ray backend needs Ray: pip install 'uci_checkers[cluster]'") from None
-    from .arena.backends import ray_runtime_env
+    from .arena.backends import RayConnectError, connect_ray
 
-    if not ray.is_initialized():
-        try:
-            ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False,
-                     runtime_env=ray_runtime_env())
-        except Exception as exc:
-            raise RayUnavailable(f"cannot connect to Ray at {address or 'a new local instance'}: {exc}") from exc
+    try:
+        connect_ray(address)
+    except RayConnectError as exc:
+        raise RayUnavailable(str(exc)) from exc
     remote = ray.remote(num_cpus=1, max_retries=0)(_ray_analyse)
     refs = {remote.remote(g.pdn(), settings): i for i, g in enumerate(games)}
     bar = _Progress(sum(len(g.moves) + 1 for g in games), stream, progress)

@@ -132,6 +132,26 @@ def ray_runtime_env() -> dict:
             "env_vars": {"UCI_CHECKERS_CACHE_DIR": cache}}
 
 
+class RayConnectError(RuntimeError):
+    """Ray could not be started or reached (one line for the user)."""
+
+
+def connect_ray(address: Optional[str], ship_package: bool = True) -> bool:
+    """``ray.init`` unless Ray is connected already, the one way every tool connects; True when this
+    call connected (the caller then shuts Ray down when done).  ``ship_package``: send this package
+    to the workers (see :func:`ray_runtime_env`).  Raises :class:`RayConnectError`."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    try:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False,
+                 runtime_env=ray_runtime_env() if ship_package else None)
+    except Exception as exc:
+        raise RayConnectError(f"cannot connect to Ray at {address or 'a new local instance'}: {exc}") from exc
+    return True
+
+
 def _ray_play(job: GameJob, settings: Settings) -> GameRecord:
     """The remote task: one game with its own two engine processes."""
     pool = EnginePool(settings)
@@ -163,16 +183,10 @@ class RayBackend:
 
     def run(self, jobs: list[GameJob], on_result: OnResult) -> None:
         import ray
-        started_here = False
-        if not ray.is_initialized():
-            try:
-                ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
-                         configure_logging=False,
-                         runtime_env=ray_runtime_env() if self.ship_package else None)
-            except Exception as exc:
-                raise BackendError(f"cannot connect to Ray at {self.address or 'a new local instance'}: "
-                                   f"{exc}") from exc
-            started_here = True
+        try:
+            started_here = connect_ray(self.address, self.ship_package)
+        except RayConnectError as exc:
+            raise BackendError(str(exc)) from exc
         in_flight: dict = {}
         try:
             remote = ray.remote(num_cpus=1, max_retries=0)(_ray_play)

@@ -212,17 +212,13 @@ class RaySolver:
             import ray
         except ImportError as exc:
             raise EgdbBuildError(f"the ray backend needs Ray: pip install 'uci_checkers[cluster]' ({exc})") from None
-        from ..arena.backends import ray_runtime_env
+        from ..arena.backends import RayConnectError, connect_ray
 
         self.ray = ray
-        self.started_here = False
-        if not ray.is_initialized():
-            try:
-                ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False,
-                         runtime_env=ray_runtime_env())
-            except Exception as exc:
-                raise EgdbBuildError(f"cannot connect to Ray at {address or 'a new local instance'}: {exc}") from None
-            self.started_here = True
+        try:
+            self.started_here = connect_ray(address)
+        except RayConnectError as exc:
+            raise EgdbBuildError(str(exc)) from None
         self.remote = ray.remote(num_cpus=1, max_retries=1)(_ray_solve)
 
     def solve(self, slices: list[Slice], eg: np.ndarray, distance_pieces: int):

@@ -37,6 +37,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..arena.backends import RayConnectError, connect_ray
 from ..atomicfile import atomic_output
 from ..interrupts import raise_if_interrupted
 
@@ -264,8 +265,8 @@ def generate(out_dir: Path, games: int, config: SelfPlayConfig, jobs: int = 1, s
     _progress(done_games, shards * shard_size, positions, t0, progress)
     if backend == "ray":
         import ray
-        if not ray.is_initialized():
-            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+
+        connect_ray(address)
         task = ray.remote(_play_shard)
         pending = [task.remote(config, s, shard_size, str(out_dir)) for s in todo]
         while pending:
@@ -348,6 +349,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         print("\nuci-checkers selfplay: interrupted; finished shards are kept (run again to continue)",
               file=sys.stderr)
         return 130
+    except RayConnectError as exc:
+        print(f"uci-checkers selfplay: {exc}", file=sys.stderr)
+        return 2
     print(json.dumps(summary))
     return 0
 
