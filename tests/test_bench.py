@@ -9,7 +9,7 @@ from uci_checkers import bench
 from uci_checkers.position import Position
 
 SIGNATURE_DEPTH = 5
-SIGNATURE = 49695   # learned evaluation, weights w4
+SIGNATURE = 49124   # learned evaluation, weights w5 (king-aware windows, material counts)
 
 
 def test_positions_valid_and_enough():

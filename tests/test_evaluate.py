@@ -78,7 +78,7 @@ def reference_features(pos: Position) -> dict[int, int]:
             for i in range(4):
                 for k in range(2):
                     s = by_oriented[(2 * band + i) * 4 + j + k]
-                    digit = 0 if (pieces[s] is None or is_king(s)) else (1 if owner(s) == me else 2)
+                    digit = 0 if pieces[s] is None else (1 if owner(s) == me else 2)
                     index += digit * 3 ** (2 * i + k)
             add(E.F_PATTERN + (3 * band + j) * E.WINDOW_STATES + index)
     men = {side: sum(1 for s in pieces if owner(s) == side and not is_king(s)) for side in ("black", "white")}
@@ -86,6 +86,7 @@ def reference_features(pos: Position) -> dict[int, int]:
     dm = max(-6, min(6, men[me] - men[you]))
     dk = max(-6, min(6, kings[me] - kings[you]))
     add(E.F_MATERIAL + (dm + 6) * 13 + dk + 6)
+    add(E.F_COUNTS + ((men[me] * 7 + min(6, kings[me])) * 13 + men[you]) * 7 + min(6, kings[you]))
     for s in range(1, 33):
         if is_king(s):
             add((E.F_KING_OWN if owner(s) == me else E.F_KING_OPP) + oriented(s))

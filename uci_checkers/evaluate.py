@@ -21,11 +21,17 @@ Features (``NF`` of them; each has an opening and an endgame weight)
 --------------------------------------------------------------------
 ``pattern``   9 windows of 4x4 board squares (8 playable squares each), at rows
               0, 2, 4 and columns 0, 2, 4 of the oriented board, overlapping;
-              each window's state of its men (empty or king / own man / opp man:
-              3^8 = 6561 states) indexes one weight.  Formations, the back rank,
-              holes and tempo are learnt here.
+              each window's state (empty / own piece / opp piece, a king counting
+              as its side's piece: 3^8 = 6561 states) indexes one weight.
+              Formations, the back rank, holes, tempo and where the kings stand
+              among the men are learnt here.
 ``material``  the men difference and the king difference (each clipped to -6..6):
-              one weight per pair, so trading down and king value are learnt.
+              one weight per pair, so trading down and king value are learnt;
+              and the counts themselves (own men 0-12, own kings 0-6, opp men,
+              opp kings: 13 x 7 x 13 x 7 weights), so that endings whose result
+              depends on the absolute material (one king against two, three men
+              against two kings) are learnt too; the difference table carries the
+              rarely seen count combinations.
 ``king``      own king on each oriented square, opp king on each square (64).
 ``mobility``  own and opp plain-move counts (0..15+, one weight each).
 ``runaway``   men 1-4 rows from crowning whose whole forward cone is empty, by rows
@@ -58,7 +64,10 @@ F_PATTERN = 0
 F_MATERIAL = F_PATTERN + N_WINDOWS * WINDOW_STATES
 MAT_CLIP = 6
 MAT_SIDE = 2 * MAT_CLIP + 1
-F_KING_OWN = F_MATERIAL + MAT_SIDE * MAT_SIDE
+F_COUNTS = F_MATERIAL + MAT_SIDE * MAT_SIDE
+MEN_COUNTS = 13                # 0..12 men of a side
+KING_COUNTS = 7                # 0..6 kings of a side (more are counted as 6)
+F_KING_OWN = F_COUNTS + MEN_COUNTS * KING_COUNTS * MEN_COUNTS * KING_COUNTS
 F_KING_OPP = F_KING_OWN + 32
 F_MOB_OWN = F_KING_OPP + 32
 F_MOB_OPP = F_MOB_OWN + 16
@@ -66,7 +75,7 @@ F_RUN_OWN = F_MOB_OPP + 16
 F_RUN_OPP = F_RUN_OWN + 4
 F_TEMPO = F_RUN_OPP + 4
 NF = F_TEMPO + 1
-FEATURE_LAYOUT = "patterns-9x4x4-men3/material13x13/king32x2/mob16x2/run4x2/tempo;interleaved"
+FEATURE_LAYOUT = "patterns-9x4x4-pieces3/material13x13+counts13x7x13x7/king32x2/mob16x2/run4x2/tempo;interleaved"
 MAX_ACTIVE = 64                # active features of one position never exceed this
 
 BLOCKS = (("pattern", F_PATTERN, F_MATERIAL), ("material", F_MATERIAL, F_KING_OWN),
@@ -152,19 +161,19 @@ def _sides(black, white, kings, stm):
 
 
 @kernel
-def _row_pair(own_men, opp_men, r, stm):
+def _row_pair(own, opp, r, stm):
     """Oriented row ``r`` as the PAIR row index ``own4 * 16 + opp4`` (nibbles as stored)."""
     shift = ROW_BIT[r] if stm == 0 else ROW_BIT[7 - r]
-    return ((own_men >> shift) & 15) * 16 + ((opp_men >> shift) & 15)
+    return ((own >> shift) & 15) * 16 + ((opp >> shift) & 15)
 
 
 @kernel
-def _band(own_men, opp_men, stm, r0):
+def _band(own, opp, stm, r0):
     """States (0..6560) of the three windows on oriented rows r0..r0+3 (columns 0, 2, 4)."""
-    x0 = _row_pair(own_men, opp_men, r0, stm)
-    x1 = _row_pair(own_men, opp_men, r0 + 1, stm)
-    x2 = _row_pair(own_men, opp_men, r0 + 2, stm)
-    x3 = _row_pair(own_men, opp_men, r0 + 3, stm)
+    x0 = _row_pair(own, opp, r0, stm)
+    x1 = _row_pair(own, opp, r0 + 1, stm)
+    x2 = _row_pair(own, opp, r0 + 2, stm)
+    x3 = _row_pair(own, opp, r0 + 3, stm)
     i0 = PAIR[stm, x0, 0] + 9 * PAIR[stm, x1, 0] + 81 * PAIR[stm, x2, 0] + 729 * PAIR[stm, x3, 0]
     i1 = PAIR[stm, x0, 1] + 9 * PAIR[stm, x1, 1] + 81 * PAIR[stm, x2, 1] + 729 * PAIR[stm, x3, 1]
     i2 = PAIR[stm, x0, 2] + 9 * PAIR[stm, x1, 2] + 81 * PAIR[stm, x2, 2] + 729 * PAIR[stm, x3, 2]
@@ -196,6 +205,19 @@ def _runaway_rows(men, occ, side, r_out):
 
 
 @kernel
+def _counts_feature(own_men, own_kings, opp_men, opp_kings):
+    """The material-counts feature (absolute numbers of men and kings of both sides).
+
+    Clipped, although a legal position has at most 12 pieces a side: the kernels read ``ev``
+    unchecked, so no board handed in from outside may index past its block."""
+    om = min(MEN_COUNTS - 1, popcount(own_men))
+    ok = min(KING_COUNTS - 1, popcount(own_kings))
+    xm = min(MEN_COUNTS - 1, popcount(opp_men))
+    xk = min(KING_COUNTS - 1, popcount(opp_kings))
+    return F_COUNTS + ((om * KING_COUNTS + ok) * MEN_COUNTS + xm) * KING_COUNTS + xk
+
+
+@kernel
 def _king_squares(kings_of_side, base, stm, idx, cnt, m):
     """Append one feature per king (``base`` + its oriented square) at ``m``; return the new count."""
     x = kings_of_side
@@ -220,7 +242,7 @@ def feature_list(black, white, kings, stm, idx, cnt):
     opp_men = opp & ~kings
     m = 0
     for band in range(3):
-        i0, i1, i2 = _band(own_men, opp_men, stm, 2 * band)
+        i0, i1, i2 = _band(own, opp, stm, 2 * band)
         idx[m] = F_PATTERN + (3 * band) * WINDOW_STATES + i0
         idx[m + 1] = F_PATTERN + (3 * band + 1) * WINDOW_STATES + i1
         idx[m + 2] = F_PATTERN + (3 * band + 2) * WINDOW_STATES + i2
@@ -231,8 +253,9 @@ def feature_list(black, white, kings, stm, idx, cnt):
     dm = max(-MAT_CLIP, min(MAT_CLIP, dm))
     dk = max(-MAT_CLIP, min(MAT_CLIP, dk))
     idx[m] = F_MATERIAL + (dm + MAT_CLIP) * MAT_SIDE + (dk + MAT_CLIP)
-    cnt[m] = 1
-    m += 1
+    idx[m + 1] = _counts_feature(own_men, own & kings, opp_men, opp & kings)
+    cnt[m] = cnt[m + 1] = 1
+    m += 2
     m = _king_squares(own & kings, F_KING_OWN, stm, idx, cnt, m)
     m = _king_squares(opp & kings, F_KING_OPP, stm, idx, cnt, m)
     idx[m] = F_MOB_OWN + min(15, _mobility(own, opp, kings, stm))
@@ -295,7 +318,7 @@ def evaluate(black, white, kings, stm, ev):
     so = 0
     se = 0
     for band in range(3):
-        i0, i1, i2 = _band(own_men, opp_men, stm, 2 * band)
+        i0, i1, i2 = _band(own, opp, stm, 2 * band)
         f = 2 * (F_PATTERN + (3 * band) * WINDOW_STATES + i0)
         g = 2 * (F_PATTERN + (3 * band + 1) * WINDOW_STATES + i1)
         h = 2 * (F_PATTERN + (3 * band + 2) * WINDOW_STATES + i2)
@@ -304,8 +327,9 @@ def evaluate(black, white, kings, stm, ev):
     dm = max(-MAT_CLIP, min(MAT_CLIP, popcount(own_men) - popcount(opp_men)))
     dk = max(-MAT_CLIP, min(MAT_CLIP, popcount(own & kings) - popcount(opp & kings)))
     f = 2 * (F_MATERIAL + (dm + MAT_CLIP) * MAT_SIDE + (dk + MAT_CLIP))
-    so += ev[f]
-    se += ev[f + 1]
+    g = 2 * _counts_feature(own_men, own & kings, opp_men, opp & kings)
+    so += ev[f] + ev[g]
+    se += ev[f + 1] + ev[g + 1]
     x = own & kings
     while x != 0:
         f = 2 * (F_KING_OWN + OSQ[stm, ctz(x)])
