@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import signal
 from collections import deque
 from math import comb
 from pathlib import Path
@@ -243,6 +244,24 @@ def test_resumed_build_equals_an_uninterrupted_one(db3, tmp_path, monkeypatch):
 
 def test_parallel_build_equals_the_serial_one(db3, tmp_path):
     assert egbuild.build(tmp_path, SMALL, jobs=2, quiet=True) == len(slices_up_to(SMALL))
+    for s in slices_up_to(SMALL):
+        assert np.array_equal(store.read_slice(tmp_path, s)[0], store.read_slice(db3, s)[0]), s
+
+
+def test_parallel_build_ends_although_the_parent_catches_sigterm(db3, tmp_path):
+    """Forked workers inherit the parent's Python signal handlers.  One that does not end the process
+    (any host's, or a tool's left behind) made Pool.terminate at the end of every level wait for ever."""
+    def expired(signum, frame):
+        raise TimeoutError("the parallel build did not end within 120 s")
+    previous_term = signal.signal(signal.SIGTERM, lambda signum, frame: None)
+    previous_alarm = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(120)
+    try:
+        assert egbuild.build(tmp_path, SMALL, jobs=2, quiet=True) == len(slices_up_to(SMALL))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous_alarm)
+        signal.signal(signal.SIGTERM, previous_term)
     for s in slices_up_to(SMALL):
         assert np.array_equal(store.read_slice(tmp_path, s)[0], store.read_slice(db3, s)[0]), s
 

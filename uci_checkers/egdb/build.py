@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -195,6 +196,16 @@ def _solve_and_write(directory: str, s: Slice, eg: np.ndarray, distances: bool) 
 _FORK_TABLE: list[np.ndarray] = []
 
 
+def _start_worker() -> None:
+    """A forked pool worker's set-up: its own process group (Ctrl-C at a terminal reaches only the parent,
+    which stops the pool), and the default SIGTERM and SIGINT.  fork copies the parent's Python signal
+    handlers; one that does not end the process (a host's, or a tool's) would make ``Pool.terminate``,
+    which every level ends with, wait for ever on an idle worker."""
+    os.setpgrp()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _worker(directory: str, s: Slice, distances: bool) -> tuple:
     return _solve_and_write(directory, s, _FORK_TABLE[0], distances)
 
@@ -317,7 +328,7 @@ def _build_groups(directory: Path, slices: list[Slice], sizes: dict[Slice, int],
         elif todo and jobs > 1 and len(todo) > 1:
             _FORK_TABLE[:] = [eg]
             ctx = multiprocessing.get_context("fork")
-            with ctx.Pool(min(jobs, len(todo)), initializer=os.setpgrp) as pool:
+            with ctx.Pool(min(jobs, len(todo)), initializer=_start_worker) as pool:
                 try:
                     pending = [pool.apply_async(_worker, (str(directory), s, stores_distances(s, distance_pieces)))
                                for s in todo]
