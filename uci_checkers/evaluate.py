@@ -205,16 +205,21 @@ def _runaway_rows(men, occ, side, r_out):
 
 
 @kernel
-def _counts_feature(own_men, own_kings, opp_men, opp_kings):
-    """The material-counts feature (absolute numbers of men and kings of both sides).
+def _material_features(own_men, own_kings, opp_men, opp_kings):
+    """The two material features, from one count of each kind of piece: (difference, counts).
 
-    Clipped, although a legal position has at most 12 pieces a side: the kernels read ``ev``
-    unchecked, so no board handed in from outside may index past its block."""
-    om = min(MEN_COUNTS - 1, popcount(own_men))
-    ok = min(KING_COUNTS - 1, popcount(own_kings))
-    xm = min(MEN_COUNTS - 1, popcount(opp_men))
-    xk = min(KING_COUNTS - 1, popcount(opp_kings))
-    return F_COUNTS + ((om * KING_COUNTS + ok) * MEN_COUNTS + xm) * KING_COUNTS + xk
+    The counts are clipped, although a legal position has at most 12 pieces a side: the kernels
+    read ``ev`` unchecked, so no board handed in from outside may index past its block."""
+    om = popcount(own_men)
+    ok = popcount(own_kings)
+    xm = popcount(opp_men)
+    xk = popcount(opp_kings)
+    dm = max(-MAT_CLIP, min(MAT_CLIP, om - xm))
+    dk = max(-MAT_CLIP, min(MAT_CLIP, ok - xk))
+    difference = F_MATERIAL + (dm + MAT_CLIP) * MAT_SIDE + (dk + MAT_CLIP)
+    counts = F_COUNTS + ((min(MEN_COUNTS - 1, om) * KING_COUNTS + min(KING_COUNTS - 1, ok)) * MEN_COUNTS
+                         + min(MEN_COUNTS - 1, xm)) * KING_COUNTS + min(KING_COUNTS - 1, xk)
+    return difference, counts
 
 
 @kernel
@@ -248,12 +253,7 @@ def feature_list(black, white, kings, stm, idx, cnt):
         idx[m + 2] = F_PATTERN + (3 * band + 2) * WINDOW_STATES + i2
         cnt[m] = cnt[m + 1] = cnt[m + 2] = 1
         m += 3
-    dm = popcount(own_men) - popcount(opp_men)
-    dk = popcount(own & kings) - popcount(opp & kings)
-    dm = max(-MAT_CLIP, min(MAT_CLIP, dm))
-    dk = max(-MAT_CLIP, min(MAT_CLIP, dk))
-    idx[m] = F_MATERIAL + (dm + MAT_CLIP) * MAT_SIDE + (dk + MAT_CLIP)
-    idx[m + 1] = _counts_feature(own_men, own & kings, opp_men, opp & kings)
+    idx[m], idx[m + 1] = _material_features(own_men, own & kings, opp_men, opp & kings)
     cnt[m] = cnt[m + 1] = 1
     m += 2
     m = _king_squares(own & kings, F_KING_OWN, stm, idx, cnt, m)
@@ -324,10 +324,9 @@ def evaluate(black, white, kings, stm, ev):
         h = 2 * (F_PATTERN + (3 * band + 2) * WINDOW_STATES + i2)
         so += ev[f] + ev[g] + ev[h]
         se += ev[f + 1] + ev[g + 1] + ev[h + 1]
-    dm = max(-MAT_CLIP, min(MAT_CLIP, popcount(own_men) - popcount(opp_men)))
-    dk = max(-MAT_CLIP, min(MAT_CLIP, popcount(own & kings) - popcount(opp & kings)))
-    f = 2 * (F_MATERIAL + (dm + MAT_CLIP) * MAT_SIDE + (dk + MAT_CLIP))
-    g = 2 * _counts_feature(own_men, own & kings, opp_men, opp & kings)
+    f, g = _material_features(own_men, own & kings, opp_men, opp & kings)
+    f *= 2
+    g *= 2
     so += ev[f] + ev[g]
     se += ev[f + 1] + ev[g + 1]
     x = own & kings
