@@ -5,10 +5,10 @@ import re
 
 import pytest
 
-from uci_checkers.analyse import (BLUNDER_CP, MISTAKE_CP, PositionEval, annotate_game, main)
+from uci_checkers.tools.analyse import BLUNDER_CP, MISTAKE_CP, PositionEval, annotate_game, main
 from uci_checkers.client import Score
-from uci_checkers.pdn import PdnGame, read_game, read_pdn_file
-from uci_checkers.position import Position
+from uci_checkers.rules.pdn import PdnGame, read_game, read_pdn_file
+from uci_checkers.rules.position import Position
 
 EVAL = re.compile(r"^(?:[+-]\d+\.\d\d|#-?\d+)/\d+$|^end: (Black|White) wins$")
 
@@ -128,7 +128,7 @@ def test_analyse_ray_backend(tmp_path, capsys):
 FLAKY = '''
 import os, sys
 sys.path.insert(0, {root!r})
-from uci_checkers.position import Game, Position
+from uci_checkers.rules.position import Game, Position
 marker = {marker!r}
 game = Game()
 def out(s):

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from uci_checkers.analyse import main
-from uci_checkers.pdn import read_pdn_file
+from uci_checkers.tools.analyse import main
+from uci_checkers.rules.pdn import read_pdn_file
 
 ENGINES = Path(__file__).resolve().parent / "engines"
 REPO = Path(__file__).resolve().parent.parent

@@ -20,8 +20,8 @@ from uci_checkers.arena.backends import LocalBackend
 from uci_checkers.arena.engine import EngineConfig, Limits, Timeouts, parse_tc, EngineConfigError
 from uci_checkers.arena.openings import Opening, START_FEN, ballots, load, ordered
 from uci_checkers.arena.runner import Match, MatchError, schedule
-from uci_checkers.pdn import PdnGame, read_pdn_file
-from uci_checkers.position import Game, GameStatus, Position
+from uci_checkers.rules.pdn import PdnGame, read_pdn_file
+from uci_checkers.rules.position import Game, GameStatus, Position
 
 MOVER = str(Path(__file__).resolve().parent / "engines" / "random_mover.py")
 
@@ -356,8 +356,8 @@ def test_cli_plot(tmp_path):
     assert code == 0 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.skipif(importlib.util.find_spec("uci_checkers.protocol") is None,
-                    reason="the engine protocol loop (uci_checkers.protocol) is not there yet")
+@pytest.mark.skipif(importlib.util.find_spec("uci_checkers.protocols.uci") is None,
+                    reason="the engine protocol loop (uci_checkers.protocols.uci) is not there yet")
 def test_real_engine_match_at_depth_2(tmp_path):
     # two instances of the package's engine, colours reversed, from a set-up position (nine men
     # against five) that a depth-2 search wins in about 30 plies: short games that still end by

@@ -16,9 +16,8 @@ import pytest
 from uci_checkers.arena import main as arena_main
 from uci_checkers.arena import game as G
 from uci_checkers.arena import runner as R
-from uci_checkers.arena.engine import (EngineConfig, EngineOptionError, EngineProcess, EngineStartError,
-                                       EngineTimeout, Limits, Timeouts)
-from uci_checkers.pdn import read_pdn_file
+from uci_checkers.arena.engine import EngineConfig, EngineOptionError, EngineProcess, EngineStartError, EngineTimeout, Limits, Timeouts
+from uci_checkers.rules.pdn import read_pdn_file
 
 ENGINES = Path(__file__).resolve().parent / "engines"
 MOVER = str(ENGINES / "random_mover.py")

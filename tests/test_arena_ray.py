@@ -9,12 +9,13 @@ import pytest
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'uci_checkers[cluster]')")
 
 from uci_checkers.arena import game as G  # noqa: E402
-from uci_checkers.arena.backends import RayBackend, ray_runtime_env  # noqa: E402
+from uci_checkers.arena.backends import RayBackend
+from uci_checkers.util.raycluster import ray_runtime_env
 from uci_checkers.arena.engine import EngineConfig, Limits, Timeouts  # noqa: E402
 from uci_checkers.arena.openings import ballots, ordered  # noqa: E402
 from uci_checkers.arena.runner import Match, schedule  # noqa: E402
-from uci_checkers.pdn import read_pdn_file  # noqa: E402
-from uci_checkers.position import Game, Position  # noqa: E402
+from uci_checkers.rules.pdn import read_pdn_file  # noqa: E402
+from uci_checkers.rules.position import Game, Position  # noqa: E402
 
 MOVER = str(Path(__file__).resolve().parent / "engines" / "random_mover.py")
 

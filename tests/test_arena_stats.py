@@ -7,8 +7,7 @@ import random
 import pytest
 
 from uci_checkers.arena.sprt import Sprt, SprtError, llr, llr_normal
-from uci_checkers.arena.stats import (PENTA_VALUES, PairStats, elo_from_score, fmt_error, los,
-                                      pentanomial, score_from_elo, trinomial)
+from uci_checkers.arena.stats import PENTA_VALUES, PairStats, elo_from_score, fmt_error, los, pentanomial, score_from_elo, trinomial
 
 
 def test_elo_from_score_hand_values():

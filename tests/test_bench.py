@@ -5,8 +5,8 @@ search or the evaluation that alters it must update ``SIGNATURE`` on purpose.
 """
 from __future__ import annotations
 
-from uci_checkers import bench
-from uci_checkers.position import Position
+from uci_checkers.tools import bench
+from uci_checkers.rules.position import Position
 
 SIGNATURE_DEPTH = 5
 SIGNATURE = 49124   # learned evaluation, weights w5 (king-aware windows, material counts)

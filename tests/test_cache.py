@@ -1,6 +1,6 @@
 """The compile cache: edits anywhere in the package are noticed, read-only installs work, stale dirs are pruned.
 
-numba keys a cached function on its own source file only; ``_jit`` keys the cache
+numba keys a cached function on its own source file only; ``util.jit`` keys the cache
 directory on a hash of every package source instead.  These tests run a copy of
 the package in fresh subprocesses and look at what the kernels compute and at
 numba's own cache hit/miss counters.
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO_ROOT
-from uci_checkers import _jit
+from uci_checkers.util import jit as _jit
 
 PACKAGE = REPO_ROOT / "uci_checkers"
 
@@ -50,8 +50,9 @@ def run_json(root: Path, script: str, env: dict[str, str], preexec_fn=None) -> d
 
 ZOBRIST_SCRIPT = r"""
 import json
-from uci_checkers import _jit, bitboard as bb, movegen as mg
-from uci_checkers.position import Position
+from uci_checkers.util import jit as _jit
+from uci_checkers.rules import bitboard as bb, movegen as mg
+from uci_checkers.rules.position import Position
 p = Position.start()
 h = int(mg.hash_position(p.black, p.white, p.kings, p.turn))
 # The same key from the Python-level table, which is always fresh.
@@ -76,9 +77,9 @@ def test_edit_of_a_constant_in_another_module_is_not_served_stale(tmp_path):
     second = run_json(tmp_path, ZOBRIST_SCRIPT, env)
     assert second["hash"] == first["hash"]
     assert second["hits"] >= 1 and second["misses"] == 0, "the warm run must load from the cache"
-    source = (pkg / "bitboard.py").read_text()
+    source = (pkg / "rules" / "bitboard.py").read_text()
     assert "_splitmix64(0x5EED_C4EC_3E25)" in source
-    (pkg / "bitboard.py").write_text(source.replace("_splitmix64(0x5EED_C4EC_3E25)", "_splitmix64(0x5EED_0000_0001)"))
+    (pkg / "rules" / "bitboard.py").write_text(source.replace("_splitmix64(0x5EED_C4EC_3E25)", "_splitmix64(0x5EED_0000_0001)"))
     third = run_json(tmp_path, ZOBRIST_SCRIPT, env)
     assert third["expected"] != first["expected"]
     assert third["hash"] == third["expected"], "stale machine code: the kernel kept the old Zobrist table"
@@ -86,7 +87,7 @@ def test_edit_of_a_constant_in_another_module_is_not_served_stale(tmp_path):
 
 
 PROBE_OUTER = '''
-from ._jit import kernel
+from .util.jit import kernel
 from .probe_inner import inner
 
 
@@ -95,7 +96,7 @@ def outer(x):
     return inner(x) + 1
 '''
 PROBE_INNER = '''
-from ._jit import kernel
+from .util.jit import kernel
 
 
 @kernel
@@ -120,7 +121,9 @@ def test_edit_of_a_callee_in_another_file_is_not_served_stale(tmp_path):
     pkg = tmp_path / "uci_checkers"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    shutil.copy2(PACKAGE / "_jit.py", pkg / "_jit.py")
+    (pkg / "util").mkdir()
+    (pkg / "util" / "__init__.py").write_text("")
+    shutil.copy2(PACKAGE / "util" / "jit.py", pkg / "util" / "jit.py")
     (pkg / "probe_outer.py").write_text(PROBE_OUTER)
     (pkg / "probe_inner.py").write_text(PROBE_INNER.format(factor=2))
     env = clean_env(tmp_path)
@@ -135,8 +138,9 @@ def test_edit_of_a_callee_in_another_file_is_not_served_stale(tmp_path):
 
 READ_ONLY_SCRIPT = r"""
 import json, os, tempfile
-from uci_checkers import _jit, movegen as mg
-from uci_checkers.position import Position
+from uci_checkers.util import jit as _jit
+from uci_checkers.rules import movegen as mg
+from uci_checkers.rules.position import Position
 try:
     tempfile.TemporaryFile(dir=_jit.PACKAGE_DIR).close()
     package_writable = True
@@ -280,27 +284,28 @@ def test_prune_under_explicit_cache_dir_only_touches_hash_named_dirs(tmp_path):
 
 
 def test_cache_key_covers_every_kernel_module_and_what_it_imports():
-    names = {p.stem for p in _jit.kernel_sources()}
-    pkg = Path(_jit.__file__).parent
-    for path in pkg.glob("*.py"):
+    pkg = _jit.PACKAGE_DIR
+    names = {p.relative_to(pkg).with_suffix("").as_posix() for p in _jit.kernel_sources()}
+    for path in pkg.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        if "from ._jit import" in text or "from . import _jit" in text:
-            assert path.stem in names, f"{path.name} compiles kernels but does not key the cache"
+        if "util.jit import" in text or "from ..util import jit" in text:
+            rel = path.relative_to(pkg).with_suffix("").as_posix()
+            assert rel in names, f"{rel} compiles kernels but does not key the cache"
     # bitboard's constant tables are frozen into the kernels that read them
-    assert {"_jit", "bitboard", "movegen", "search"} <= names
+    assert {"util/jit", "rules/bitboard", "rules/movegen", "search/alphabeta"} <= names
     # pure-Python front ends do not key it: editing them must not force a recompile
-    assert not names & {"protocol", "engine", "hub", "client", "analyse", "cli"}
+    assert not names & {"protocols/uci", "engine/facade", "protocols/hub", "client", "tools/analyse", "cli"}
 
 
 def test_editing_a_front_end_keeps_the_cache_but_editing_a_kernel_module_changes_it(tmp_path):
     root = tmp_path / "copy"
     pkg = copy_package(root)
-    probe = "import json; from uci_checkers import _jit; print(json.dumps({'hash': _jit.SOURCE_HASH}))"
+    probe = "import json; from uci_checkers.util import jit as _jit; print(json.dumps({'hash': _jit.SOURCE_HASH}))"
     env = clean_env(root)
     before = run_json(root, probe, env)["hash"]
-    with open(pkg / "protocol.py", "a") as f:
+    with open(pkg / "protocols" / "uci.py", "a") as f:
         f.write("\n# a comment in a front end\n")
     assert run_json(root, probe, env)["hash"] == before
-    with open(pkg / "movegen.py", "a") as f:
+    with open(pkg / "rules" / "movegen.py", "a") as f:
         f.write("\n# a comment in a kernel module\n")
     assert run_json(root, probe, env)["hash"] != before

@@ -4,7 +4,7 @@ The Linux shared library is built once per session from the same C source as the
 Each test loads its own copy (a separate instance with its own engine process and an ini file
 beside it).  Engines: the real one (``python -m uci_checkers`` run from the repository) and
 ``tests/engines/random_mover.py``, whose ``--log`` shows every line the bridge sent.
-The rules core (``uci_checkers.position``) is the reference for every move and CBmove.
+The rules core (``uci_checkers.rules.position``) is the reference for every move and CBmove.
 """
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from typing import Optional
 
 import pytest
 
-from uci_checkers import checkerboard as cbtool
-from uci_checkers.position import Game, Move, Position
+from uci_checkers.tools import checkerboard as cbtool
+from uci_checkers.rules.position import Game, Move, Position
 
 REPO = Path(__file__).resolve().parent.parent
 MOVER = Path(__file__).resolve().parent / "engines" / "random_mover.py"

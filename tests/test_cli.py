@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from uci_checkers import cli, interrupts
+from uci_checkers import cli
+from uci_checkers.util import interrupts
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,9 +8,8 @@ import time
 
 import pytest
 
-from uci_checkers.client import (AsyncEngine, Engine, EngineError, EngineTerminatedError, EngineTimeoutError,
-                                 Info, Limit, Score, _position_parts, parse_info)
-from uci_checkers.position import Game, Position
+from uci_checkers.client import AsyncEngine, Engine, EngineError, EngineTerminatedError, EngineTimeoutError, Info, Limit, Score, _position_parts, parse_info
+from uci_checkers.rules.position import Game, Position
 
 FAKE = textwrap.dedent('''
     import sys, time
@@ -135,7 +134,7 @@ def test_limit_and_info_parsing():
 # --- the real engine ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def real():
-    pytest.importorskip("uci_checkers.protocol")
+    pytest.importorskip("uci_checkers.protocols.uci")
     with Engine.popen() as eng:
         yield eng
 
@@ -198,7 +197,7 @@ def test_real_infinite_analysis(real):
 
 
 def test_real_async_wrapper():
-    pytest.importorskip("uci_checkers.protocol")
+    pytest.importorskip("uci_checkers.protocols.uci")
 
     async def main():
         async with await AsyncEngine.popen() as eng:

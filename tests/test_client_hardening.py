@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from uci_checkers.client import Engine, EngineTimeoutError, Limit
-from uci_checkers.position import Position
+from uci_checkers.rules.position import Position
 
 ENGINES = Path(__file__).resolve().parent / "engines"
 

@@ -17,16 +17,16 @@ import numpy as np
 import pytest
 
 import reference as ref
-from uci_checkers.bitboard import squares_to_bits
+from uci_checkers.rules.bitboard import squares_to_bits
 from uci_checkers.egdb import build as egbuild
+from uci_checkers.tools import egdb_command
 from uci_checkers.egdb import store
-from uci_checkers.egdb.index import (Slice, canonical, count_index_failures, king_set_counts, men_offsets,
-                                     slice_size, slices_up_to)
+from uci_checkers.egdb.index import Slice, canonical, count_index_failures, king_set_counts, men_offsets, slice_size, slices_up_to
 from uci_checkers.egdb.probe import NOT_FOUND, describe, probe_position
-from uci_checkers.engine import Engine
-from uci_checkers.position import Game, Position
-from uci_checkers.protocol import Protocol
-from uci_checkers.search import MATE, Searcher, SearchLimits
+from uci_checkers.engine.facade import Engine
+from uci_checkers.rules.position import Game, Position
+from uci_checkers.protocols.uci import Protocol
+from uci_checkers.search.alphabeta import MATE, Searcher, SearchLimits
 
 SMALL = 3   # the tests build every slice with up to three pieces (about 200,000 positions, a few seconds)
 
@@ -227,7 +227,7 @@ def test_resumed_build_equals_an_uninterrupted_one(db3, tmp_path, monkeypatch):
         return real_write(*args, **kwargs)
 
     monkeypatch.setattr(egbuild, "write_slice", interrupting_write)
-    assert egbuild.main(["build", "--pieces", str(SMALL), "--dir", str(tmp_path), "-q"]) == 130
+    assert egdb_command.main(["build", "--pieces", str(SMALL), "--dir", str(tmp_path), "-q"]) == 130
     assert len(list(tmp_path.glob("*.egdb"))) == 5 and not list(tmp_path.glob(".*tmp"))
     monkeypatch.setattr(egbuild, "write_slice", real_write)
     total = len(slices_up_to(SMALL))
@@ -267,12 +267,12 @@ def test_parallel_build_ends_although_the_parent_catches_sigterm(db3, tmp_path):
 
 
 def test_cli_probe_and_info(db3, capsys):
-    assert egbuild.main(["probe", "--dir", str(db3), "--fen", "W:WK32:BK1,K5"]) == 0
+    assert egdb_command.main(["probe", "--dir", str(db3), "--fen", "W:WK32:BK1,K5"]) == 0
     out = capsys.readouterr().out
     assert "win in" in out or "loss in" in out or "draw" in out
-    assert egbuild.main(["info", "--dir", str(db3)]) == 0
+    assert egdb_command.main(["info", "--dir", str(db3)]) == 0
     assert "3 pieces: 6 slices" in capsys.readouterr().out
-    assert egbuild.main(["build", "--pieces", "1", "--dir", str(db3)]) == 2
+    assert egdb_command.main(["build", "--pieces", "1", "--dir", str(db3)]) == 2
 
 
 # --------------------------------------------------------------------------------------------------
@@ -426,7 +426,7 @@ def test_slices_without_distances_keep_exact_results_and_guide_the_search(db3, t
 
 def test_ray_backend_builds_the_same_files(db3, tmp_path):
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'uci_checkers[cluster]')")
-    from uci_checkers.arena.backends import ray_runtime_env
+    from uci_checkers.util.raycluster import ray_runtime_env
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
              runtime_env=ray_runtime_env())

@@ -7,10 +7,10 @@ import random
 import numpy as np
 import pytest
 
-from uci_checkers import evaluate as E
-from uci_checkers.bitboard import bits_to_squares, squares_to_bits
-from uci_checkers.position import Position
-from uci_checkers.weights import default_weights
+from uci_checkers.search import evaluate as E
+from uci_checkers.rules.bitboard import bits_to_squares, squares_to_bits
+from uci_checkers.rules.position import Position
+from uci_checkers.search.weights import default_weights
 
 
 def mirror(pos: Position) -> Position:
@@ -169,7 +169,7 @@ def test_colour_symmetry_with_any_weights():
 def test_terms_sum_to_total_and_match_kernel():
     ev = default_weights().table
     for pos in random_positions(60):
-        terms = E.evaluation_terms(pos)
+        terms = E.evaluation_terms(pos, ev)
         assert sum(terms[name] for name in E.TERM_NAMES) == terms["total"]
         assert terms["total_stm"] == E.evaluate(pos.black, pos.white, pos.kings, pos.turn, ev)
         assert terms["total_stm"] == (terms["total"] if pos.turn == 0 else -terms["total"])
@@ -184,4 +184,5 @@ def test_terms_sum_to_total_and_match_kernel():
 def test_package_weights_know_material(fen, better):
     """The shipped weights give the side a piece up the better score (Black's view)."""
     pos = Position.from_fen(fen)
-    assert E.evaluation_terms(pos)["total"] > 50 if better == "B" else E.evaluation_terms(pos)["total"] < -50
+    ev = default_weights().table
+    assert E.evaluation_terms(pos, ev)["total"] > 50 if better == "B" else E.evaluation_terms(pos, ev)["total"] < -50

@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from uci_checkers.notation import IllegalMoveError
-from uci_checkers.position import DEFAULT_NO_PROGRESS_PLIES, Game, GameStatus, Position
+from uci_checkers.rules.notation import IllegalMoveError
+from uci_checkers.rules.position import DEFAULT_NO_PROGRESS_PLIES, Game, GameStatus, Position
 
 KINGS = "B:WK29,K32:BK1,K4"
 
@@ -202,13 +202,13 @@ def test_from_moves_and_history_keys():
     assert k[0] == k[4] and k[1] != k[3]
 
 
-@pytest.mark.parametrize("module_name", ["uci_checkers.position", "uci_checkers.perft", "uci_checkers.notation",
-                                         "uci_checkers.bitboard"])
+@pytest.mark.parametrize("module_name", ["uci_checkers.rules.position", "uci_checkers.rules.perft", "uci_checkers.rules.notation",
+                                         "uci_checkers.rules.bitboard"])
 def test_doctests(module_name):
     import doctest
     import importlib
     module = importlib.import_module(module_name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
-    if module_name in ("uci_checkers.position", "uci_checkers.perft"):
+    if module_name in ("uci_checkers.rules.position", "uci_checkers.rules.perft"):
         assert result.attempted > 0  # the examples in the docstrings really ran

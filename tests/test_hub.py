@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from uci_checkers.client import Engine as LineChannel
-from uci_checkers.hub import (HubError, HubSession, format_hub_move, format_hub_position, parse_hub_line,
-                              parse_hub_move, parse_hub_position)
-from uci_checkers.position import Game, Position
+from uci_checkers.protocols.hub import HubError, HubSession, format_hub_move, format_hub_position, parse_hub_line, parse_hub_move, parse_hub_position
+from uci_checkers.rules.position import Game, Position
 
 ROOT = Path(__file__).resolve().parents[1]
 PYDRAUGHTS_START = "Wbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww"

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from uci_checkers import evaluate as E
-from uci_checkers import weights as W
+from uci_checkers.search import evaluate as E
+from uci_checkers.search import weights as W
 from uci_checkers.learn import selfplay, train
 from uci_checkers.learn.dataset import DataError, load_pdn_positions, load_shards
-from uci_checkers.position import Position
+from uci_checkers.rules.position import Position
 
 REPO = Path(__file__).resolve().parent.parent
 TINY = selfplay.SelfPlayConfig(seed=3, nodes=300)

@@ -1,4 +1,4 @@
-"""The deadline rules of uci_checkers.linereader, shared by the arena and the Python client."""
+"""The deadline rules of uci_checkers.util.linereader, shared by the arena and the Python client."""
 from __future__ import annotations
 
 import os
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from uci_checkers.linereader import EndOfOutput, LineTimeout, StampedLineReader
+from uci_checkers.util.linereader import EndOfOutput, LineTimeout, StampedLineReader
 
 
 @pytest.fixture

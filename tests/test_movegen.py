@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 import reference as ref
-from uci_checkers import movegen as mg
-from uci_checkers.bitboard import SQUARE_TO_BIT
-from uci_checkers.position import Move, Position
+from uci_checkers.rules import movegen as mg
+from uci_checkers.rules.bitboard import SQUARE_TO_BIT
+from uci_checkers.rules.position import Move, Position
 
 SEED = 20240613
 N_PER_KIND = 3500          # three kinds -> 10,500 positions
@@ -265,7 +265,7 @@ def test_random_game_positions_match_reference():
     ("B:W6,7,14,15,23:BK2,K10", 5),
 ])
 def test_perft_kernel_matches_reference_perft(fen, depth):
-    from uci_checkers.perft import perft
+    from uci_checkers.rules.perft import perft
     board, side = ref.board_from_fen(fen)
     pos = Position.from_fen(fen)
     for d in range(depth + 1):
@@ -273,7 +273,7 @@ def test_perft_kernel_matches_reference_perft(fen, depth):
 
 
 def test_perft_kernel_on_random_positions_matches_reference():
-    from uci_checkers.perft import perft
+    from uci_checkers.rules.perft import perft
     rng = random.Random(SEED + 3)
     for kind, make in KINDS.items():
         for _ in range(15):
@@ -284,7 +284,7 @@ def test_perft_kernel_on_random_positions_matches_reference():
 
 def test_bitboard_layout_matches_reference_geometry():
     """Every diagonal step of the padded layout is a shift by 4 or 5, and ghost bits never hold a square."""
-    from uci_checkers.bitboard import BIT_TO_SQUARE, SQUARES, bits_to_squares, square_bit, squares_to_bits
+    from uci_checkers.rules.bitboard import BIT_TO_SQUARE, SQUARES, bits_to_squares, square_bit, squares_to_bits
     assert bin(SQUARES).count("1") == 32
     for ghost in (8, 17, 26):
         assert not SQUARES >> ghost & 1 and BIT_TO_SQUARE[ghost] == 0
@@ -305,6 +305,6 @@ def test_zobrist_keys_are_fixed():
     # Keys come from a fixed seed, so every process and every compile cache agree.
     # (Changing the seed on purpose changes this fingerprint.)
     assert Position.start().zobrist() == 4476773180182058203
-    from uci_checkers.bitboard import ZOBRIST_PIECE
+    from uci_checkers.rules.bitboard import ZOBRIST_PIECE
     assert ZOBRIST_PIECE.dtype == np.int64 and (ZOBRIST_PIECE >= 0).all()
     assert len(set(ZOBRIST_PIECE[:, list(SQUARE_TO_BIT)].ravel().tolist())) == 4 * 32

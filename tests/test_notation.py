@@ -5,9 +5,8 @@ import random
 
 import pytest
 
-from uci_checkers.notation import (AmbiguousMoveError, IllegalMoveError, InvalidFenError, InvalidMoveError,
-                                   NotationError, format_fen, format_path, parse_fen, parse_move_text)
-from uci_checkers.position import Position
+from uci_checkers.rules.notation import AmbiguousMoveError, IllegalMoveError, InvalidFenError, InvalidMoveError, NotationError, format_fen, format_path, parse_fen, parse_move_text
+from uci_checkers.rules.position import Position
 
 START = "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12"
 

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from uci_checkers.oneshot import main
-from uci_checkers.position import Game, Position
+from uci_checkers.protocols.oneshot import main
+from uci_checkers.rules.position import Game, Position
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from uci_checkers.pdn import (PdnError, PdnGame, normalize_result, parse_pdn, read_game, read_pdn_file,
-                              write_game, write_games, write_pdn_file)
-from uci_checkers.position import Game, GameStatus, Position
+from uci_checkers.rules.pdn import PdnError, PdnGame, normalize_result, parse_pdn, read_game, read_pdn_file, write_game, write_games, write_pdn_file
+from uci_checkers.rules.position import Game, GameStatus, Position
 
 DATA = Path(__file__).parent / "data"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from uci_checkers.pdn import PdnDocument, PdnError, parse_pdn, read_game, write_game
+from uci_checkers.rules.pdn import PdnDocument, PdnError, parse_pdn, read_game, write_game
 
 DATA = Path(__file__).parent / "data"
 SEED = 20261130

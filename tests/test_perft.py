@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO_ROOT
-from uci_checkers.perft import divide, main, perft
-from uci_checkers.position import Position
+from uci_checkers.rules.perft import divide, main, perft
+from uci_checkers.rules.position import Position
 
 MAX_LEAVES = 100_000_000
 START_FEN = "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12"
@@ -164,14 +164,14 @@ def test_cli_through_console_dispatch():
     assert "invalid FEN" in proc.stderr and proc.stdout == ""
 
 
-def test_perft_kernel_is_still_reachable_from_movegen():
-    # The kernels moved to perft.py; the old movegen names resolve to the same objects.
-    from uci_checkers import movegen as mg
-    from uci_checkers import perft as perft_module
-    assert mg.perft_kernel is perft_module.perft_kernel
+def test_perft_kernel_lives_in_perft_only():
+    # The kernels live in perft.py; movegen keeps no alias of them (no compatibility shim).
+    from uci_checkers.rules import movegen as mg
+    from uci_checkers.rules import perft as perft_module
+    assert not hasattr(mg, "perft_kernel")
     moves, paths = mg.new_move_buffers(6)
     p = Position.start()
-    assert mg.perft_kernel(p.black, p.white, p.kings, p.turn, 4, moves, paths) == 1469
+    assert perft_module.perft_kernel(p.black, p.white, p.kings, p.turn, 4, moves, paths) == 1469
     with pytest.raises(AttributeError):
         mg.no_such_kernel  # noqa: B018
 
@@ -183,7 +183,7 @@ def test_cli_refuses_a_depth_that_would_run_for_days():
 
 
 def test_cli_reports_progress_of_a_long_count(monkeypatch):
-    import uci_checkers.perft as perft_module
+    import uci_checkers.rules.perft as perft_module
     monkeypatch.setattr(perft_module, "PROGRESS_AFTER_S", 0.0)
     code, out, err = run_main("--depth", "11")
     assert code == 0

@@ -14,8 +14,10 @@ from typing import Callable, Optional, Union
 
 import pytest
 
-from uci_checkers.engine import Engine, GoParams, OptionError, TimeManager, phase_factor
-from uci_checkers.protocol import MAX_LINE_BYTES, Protocol, format_info, read_line
+from uci_checkers.engine.facade import Engine
+from uci_checkers.engine.timeman import GoParams, TimeManager, phase_factor
+from uci_checkers.engine.options import OptionError
+from uci_checkers.protocols.uci import MAX_LINE_BYTES, Protocol, format_info, read_line
 
 START_FEN = "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12"
 START_MOVES = ["9-13", "9-14", "10-14", "10-15", "11-15", "11-16", "12-16"]
@@ -311,7 +313,7 @@ def test_eval_without_evaluation_module(s, monkeypatch):
 # go: searches and their replies
 # --------------------------------------------------------------------------------------------------
 def legal_after(fen_or_start: str) -> set[str]:
-    from uci_checkers.position import Position
+    from uci_checkers.rules.position import Position
     pos = Position.start() if fen_or_start == "startpos" else Position.from_fen(fen_or_start)
     return {str(m) for m in pos.legal_moves()}
 
@@ -592,8 +594,8 @@ def test_quit_mid_search_ends_the_session():
 # formatting and time management units
 # --------------------------------------------------------------------------------------------------
 def test_format_info_fields():
-    from uci_checkers.position import Position
-    from uci_checkers.search import SearchInfo
+    from uci_checkers.rules.position import Position
+    from uci_checkers.search.alphabeta import SearchInfo
 
     pos = Position.start()
     move = pos.parse_move("11-15")
@@ -715,9 +717,9 @@ def test_debug_reports_time_budget(s):
 
 
 def test_facade_go_busy_errors_and_exactly_one_on_done():
-    from uci_checkers.engine import EngineBusyError
-    from uci_checkers.notation import IllegalMoveError
-    from uci_checkers.position import Position
+    from uci_checkers.engine.facade import EngineBusyError
+    from uci_checkers.rules.notation import IllegalMoveError
+    from uci_checkers.rules.position import Position
 
     eng = Engine()
     assert eng.ensure_ready(timeout=120)

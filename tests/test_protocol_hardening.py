@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 from test_protocol import START_MOVES, Session, errors, s  # noqa: F401  (s: the session fixture)
-from uci_checkers import engine as engine_module
-from uci_checkers import tt as ttm
-from uci_checkers.engine import MAX_NODES, MAX_TIME_MS, Engine, GoParams, TimeManager, clamp_go_number
-from uci_checkers.hub import HubSession, parse_hub_line
-from uci_checkers.search import Searcher
+from uci_checkers.engine import warmup as engine_module
+from uci_checkers.search import tt as ttm
+from uci_checkers.engine.timeman import MAX_NODES, MAX_TIME_MS, GoParams, TimeManager, clamp_go_number
+from uci_checkers.engine.facade import Engine
+from uci_checkers.protocols.hub import HubSession, parse_hub_line
+from uci_checkers.search.alphabeta import Searcher
 
 HUNG = 10.0     # seconds: anything slower than this is the old hang, not noise
 
@@ -272,7 +273,7 @@ def test_warmup_listener_hears_each_stage_once(monkeypatch):
 
 
 def test_fallback_move_leaves_the_opponent_no_capture_when_it_can():
-    from uci_checkers.position import Position
+    from uci_checkers.rules.position import Position
 
     pos = Position.from_fen("B:W18,23:B10,11")
     moves = pos.legal_moves()
@@ -318,7 +319,7 @@ def test_a_fixed_seed_replays_the_same_choices(s):
 
 # --- issue 9, time use: the lag a loaded machine adds is kept back -----------------------------------
 def test_lag_tracker_follows_peaks_and_decays():
-    from uci_checkers.engine import LagTracker
+    from uci_checkers.engine.timeman import LagTracker
 
     lag = LagTracker()
     lag.record(80.0)
@@ -352,7 +353,7 @@ def test_movetime_uses_most_of_the_time():
 
 # --- item 12: the cold-start compile child -------------------------------------------------------------
 def test_has_cached_kernels(tmp_path):
-    from uci_checkers import _jit
+    from uci_checkers.util import jit as _jit
 
     assert not _jit.has_cached_kernels("search", tmp_path)
     (tmp_path / "search._ab-170.py311.nbi").write_bytes(b"")
@@ -385,7 +386,7 @@ def test_option_and_bench_numbers(s, line, message):
 
 
 def test_hub_help_is_plain_text(capsys):
-    from uci_checkers.hub import main
+    from uci_checkers.protocols.hub import main
 
     assert main(["--help"]) == 0
     out = capsys.readouterr().out

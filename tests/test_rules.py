@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from uci_checkers.position import Game, GameStatus, Position
+from uci_checkers.rules.position import Game, GameStatus, Position
 
 
 def texts(fen: str) -> list[str]:

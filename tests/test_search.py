@@ -8,8 +8,8 @@ import time
 import numpy as np
 import pytest
 
-from uci_checkers.position import Game, Position
-from uci_checkers.search import (MATE, MATE_BOUND, SearchLimits, Searcher, mate_in_moves)
+from uci_checkers.rules.position import Game, Position
+from uci_checkers.search.alphabeta import MATE, MATE_BOUND, SearchLimits, Searcher, mate_in_moves
 
 BALLOT_FENS = (
     "W:W17,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,6,7,8,9,10,11,12,13",
@@ -278,6 +278,7 @@ def test_threads_two_gives_legal_move_and_stops():
 
 
 def test_engine_threads_limit_matches_the_search():
-    from uci_checkers import engine, search
+    from uci_checkers import engine
+    from uci_checkers.search import alphabeta as search
 
     assert engine._SEARCH_MAX_THREADS == search.MAX_THREADS

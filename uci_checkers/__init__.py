@@ -1,12 +1,9 @@
 """uci_checkers: an English checkers engine with a UCI-style text protocol.
 
-Layers, each depending only on those above it:
-
-* ``bitboard``  board layout, masks, Zobrist keys (constants)
-* ``_jit``      the numba policy: decorator, compile cache, bit intrinsics
-* ``movegen``   kernels: move generation, make, hashing, perft
-* ``notation``  PDN FEN and move text, and the errors they raise
-* ``position``  ``Move``, ``Position``, ``Game``: the rules at Python level
+Layers, each a folder, imports pointing down only (ARCHITECTURE.md):
+``util`` < ``rules`` < ``egdb`` < ``search`` < ``engine`` < ``protocols`` < tools
+(``client``, ``arena``, ``gui``, ``learn``, ``tools``, ``cli``).  The public names
+below come from ``rules``.
 
 The names below are imported lazily (PEP 562): ``import uci_checkers`` must not
 import numba or load kernels, so that the engine process (``python -m
@@ -20,9 +17,9 @@ from typing import Any
 __version__ = "0.1.0"
 
 _LAZY = {
-    "Position": "position", "Move": "position", "Game": "position", "GameStatus": "position",
-    "NotationError": "notation", "InvalidFenError": "notation", "InvalidMoveError": "notation",
-    "IllegalMoveError": "notation", "AmbiguousMoveError": "notation",
+    "Position": "rules.position", "Move": "rules.position", "Game": "rules.position", "GameStatus": "rules.position",
+    "NotationError": "rules.notation", "InvalidFenError": "rules.notation", "InvalidMoveError": "rules.notation",
+    "IllegalMoveError": "rules.notation", "AmbiguousMoveError": "rules.notation",
 }
 
 __all__ = ["__version__", "Position", "Move", "Game", "GameStatus", "NotationError",

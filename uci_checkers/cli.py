@@ -10,26 +10,24 @@ ends here as one line and exit 130, never a traceback.
 from __future__ import annotations
 
 import importlib
-import os
 import sys
-import threading
-from typing import Any, Callable, Optional
+from typing import Optional
 
-from .interrupts import EXIT_INTERRUPTED, exit_now, handle_interrupts
+from .util.interrupts import EXIT_INTERRUPTED, exit_now, handle_interrupts
 # The protocol loops handle their own input and signals; the others are tools.
 _PROTOCOL_SUBCOMMANDS = ("engine", "hub")
 
 SUBCOMMANDS = {
     # name: (module, one-line help)
-    "engine": ("uci_checkers.protocol", "run the engine protocol loop on stdin/stdout (the default)"),
-    "hub": ("uci_checkers.hub", "run the engine speaking the Hub protocol (Scan, pydraughts)"),
-    "perft": ("uci_checkers.perft", "count move-tree leaves: perft [--fen FEN] --depth N [--divide]"),
-    "bench": ("uci_checkers.bench", "fixed-depth search benchmark: total nodes and nodes/s"),
+    "engine": ("uci_checkers.protocols.uci", "run the engine protocol loop on stdin/stdout (the default)"),
+    "hub": ("uci_checkers.protocols.hub", "run the engine speaking the Hub protocol (Scan, pydraughts)"),
+    "perft": ("uci_checkers.rules.perft", "count move-tree leaves: perft [--fen FEN] --depth N [--divide]"),
+    "bench": ("uci_checkers.tools.bench", "fixed-depth search benchmark: total nodes and nodes/s"),
     "match": ("uci_checkers.arena", "engine-vs-engine matches and tournaments"),
-    "analyse": ("uci_checkers.analyse", "annotate the games of a PDN file with engine evaluations"),
-    "egdb": ("uci_checkers.egdb.build", "endgame databases: egdb build --pieces N [--dir D], verify, info, probe"),
-    "go": ("uci_checkers.oneshot", "search one position and print the best move: go --fen FEN --movetime MS"),
-    "checkerboard": ("uci_checkers.checkerboard", "build/install the CheckerBoard bridge DLL (bridge/checkerboard)"),
+    "analyse": ("uci_checkers.tools.analyse", "annotate the games of a PDN file with engine evaluations"),
+    "egdb": ("uci_checkers.tools.egdb_command", "endgame databases: egdb build --pieces N [--dir D], verify, info, probe"),
+    "go": ("uci_checkers.protocols.oneshot", "search one position and print the best move: go --fen FEN --movetime MS"),
+    "checkerboard": ("uci_checkers.tools.checkerboard", "build/install the CheckerBoard bridge DLL (bridge/checkerboard)"),
     "gui": ("uci_checkers.gui.server", "play or analyse in a browser: gui [--port P] [--no-browser] [--engine cmd=...]"),
     "selfplay": ("uci_checkers.learn.selfplay", "play fast self-play games into shards of labelled positions"),
     "train": ("uci_checkers.learn.train", "fit the evaluation weights to self-play shards"),
@@ -38,51 +36,6 @@ SUBCOMMANDS = {
 
 # Subcommands that play or search with the package's evaluation: checked before they start.
 NEEDS_WEIGHTS = frozenset({"engine", "hub", "bench", "go", "analyse", "selfplay", "validate"})
-
-
-def parse_option_args(items: list[str]) -> dict[str, str]:
-    """``--option NAME=VALUE`` arguments of the tool subcommands as a dict; ValueError names a bad one."""
-    options = {}
-    for item in items:
-        if "=" not in item:
-            raise ValueError(f"--option needs NAME=VALUE, not {item!r}")
-        name, value = item.split("=", 1)
-        options[name.strip()] = value.strip()
-    return options
-
-
-COMPILING_NOTICE = "compiling the search kernels (a first run takes 10-20 s)..."
-
-
-def announce_if_slow(wait: Callable[[], Any], message: str, after: float = 1.0) -> Any:
-    """``wait()``; print ``message`` on stderr if it has not returned after ``after`` seconds
-    (so a cold compile is never a silent pause)."""
-    timer = threading.Timer(after, lambda: print(message, file=sys.stderr, flush=True))
-    timer.daemon = True
-    timer.start()
-    try:
-        return wait()
-    finally:
-        timer.cancel()
-
-
-def check_output_path(path: str, what: str) -> None:
-    """Raise ValueError (one clear line) unless ``path`` can be written: call it before any work.
-
-    The directory must exist and be writable, and ``path`` must not be a directory or a
-    read-only file.  Nothing is created.
-    """
-    if not path:
-        raise ValueError(f"{what}: empty file name")
-    if os.path.isdir(path):
-        raise ValueError(f"{what} {path!r} is a directory")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise ValueError(f"{what} {path!r}: directory {folder!r} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ValueError(f"{what} {path!r}: directory {folder!r} is not writable")
-    if os.path.exists(path) and not os.access(path, os.W_OK):
-        raise ValueError(f"{what} {path!r} is not writable")
 
 
 def usage() -> str:
@@ -109,7 +62,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if name not in SUBCOMMANDS:
         print(f"uci-checkers: unknown subcommand {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
-    from .weights import WeightsError, check_file, default_path
+    from .search.weights import WeightsError, check_file, default_path
     try:
         if name in NEEDS_WEIGHTS:
             check_file(default_path())     # an engine without its evaluation must not start at all

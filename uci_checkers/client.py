@@ -51,9 +51,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from .linereader import EndOfOutput, LineTimeout, StampedLineReader
-from .notation import NotationError
-from .position import Game, Move, Position
+from .util.linereader import EndOfOutput, LineTimeout, StampedLineReader
+from .rules.notation import NotationError
+from .rules.position import Game, Move, Position
 
 __all__ = ["Engine", "AsyncEngine", "Analysis", "Limit", "Score", "Info", "PlayResult", "Option",
            "EngineError", "EngineTerminatedError", "EngineTimeoutError", "PositionLike"]
@@ -388,7 +388,7 @@ class Engine:
         return self._line_before(time.monotonic() + min(wait, threading.TIMEOUT_MAX), doing)
 
     def _line_before(self, deadline: float, doing: str) -> str:
-        """The next line if the engine wrote it before ``deadline`` (see :mod:`uci_checkers.linereader`)."""
+        """The next line if the engine wrote it before ``deadline`` (see :mod:`uci_checkers.util.linereader`)."""
         if self._eof:
             raise self._terminated(doing)
         try:

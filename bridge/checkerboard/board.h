@@ -6,7 +6,7 @@
  * opponent played between two getmove() calls (to send the game so far, for repetitions),
  * (3) check the engine's move and fill the CBmove exactly (captured squares and pieces,
  * crowning).  The rules are those of shared/spec/rules.md; tests compare this generator with
- * the package's own (uci_checkers.position) on hundreds of positions.
+ * the package's own (uci_checkers.rules.position) on hundreds of positions.
  */
 #ifndef UCI_CHECKERS_CB_BOARD_H
 #define UCI_CHECKERS_CB_BOARD_H

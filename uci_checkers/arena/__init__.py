@@ -245,7 +245,7 @@ def _check_numbers(args: argparse.Namespace) -> None:
 
 def _check_outputs(args: argparse.Namespace) -> None:
     """Every output file writable, and matplotlib present for --plot, before a game is played."""
-    from ..cli import check_output_path
+    from ..util.commandline import check_output_path
 
     for path, what in ((args.pdn_out, "--pdn-out"), (args.json, "--json"), (args.plot, "--plot")):
         if path is not None:
@@ -263,7 +263,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of ``uci-checkers match``; returns the exit status."""
-    from ..interrupts import handle_interrupts
+    from ..util.interrupts import handle_interrupts
 
     # The handlers come first: an interrupt while the resume file is read and rewritten,
     # or while engines start, must end as cleanly as one during the games.

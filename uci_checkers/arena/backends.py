@@ -19,14 +19,12 @@ code as the driver; other engines' commands must exist on the worker machines.
 """
 from __future__ import annotations
 
-import os
 import queue
-import tempfile
 import threading
-from pathlib import Path
 from typing import Callable, Optional
 
-from ..interrupts import raise_if_interrupted
+from ..util.interrupts import raise_if_interrupted
+from ..util.raycluster import RayConnectError, connect_ray
 from .game import EnginePool, GameJob, GameRecord, Settings, play_game
 
 OnResult = Callable[[GameRecord], bool]
@@ -110,46 +108,6 @@ class LocalBackend:
                 t.join(timeout=5.0)
         if error is not None:
             raise error
-
-
-def _package_dir() -> str:
-    return str(Path(__file__).resolve().parent.parent)
-
-
-def ray_runtime_env() -> dict:
-    """``runtime_env`` that ships this package to Ray workers (give it to ``ray.init``).
-
-    Ray uploads local directories only at job level, so a program that calls
-    ``ray.init`` itself should pass this; :class:`RayBackend` does when it connects.
-    """
-    # The shipped copy lives in a per-session directory, so its numba cache would start
-    # cold in every Ray session: point the workers (and the engines they start) at a
-    # per-node cache directory that outlives sessions, unless the user chose one.
-    cache = os.environ.get("UCI_CHECKERS_CACHE_DIR") or os.path.join(tempfile.gettempdir(),
-                                                                     "uci_checkers-ray-cache")
-    return {"py_modules": [_package_dir()],
-            "excludes": ["__pycache__", "*.pyc", "*.nbi", "*.nbc"],
-            "env_vars": {"UCI_CHECKERS_CACHE_DIR": cache}}
-
-
-class RayConnectError(RuntimeError):
-    """Ray could not be started or reached (one line for the user)."""
-
-
-def connect_ray(address: Optional[str], ship_package: bool = True) -> bool:
-    """``ray.init`` unless Ray is connected already, the one way every tool connects; True when this
-    call connected (the caller then shuts Ray down when done).  ``ship_package``: send this package
-    to the workers (see :func:`ray_runtime_env`).  Raises :class:`RayConnectError`."""
-    import ray
-
-    if ray.is_initialized():
-        return False
-    try:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False,
-                 runtime_env=ray_runtime_env() if ship_package else None)
-    except Exception as exc:
-        raise RayConnectError(f"cannot connect to Ray at {address or 'a new local instance'}: {exc}") from exc
-    return True
 
 
 def _ray_play(job: GameJob, settings: Settings) -> GameRecord:

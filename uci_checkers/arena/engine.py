@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from ..linereader import EndOfOutput, LineTimeout, StampedLineReader
+from ..util.linereader import EndOfOutput, LineTimeout, StampedLineReader
 
 
 
@@ -260,7 +260,7 @@ class EngineProcess:
             raise EngineCrashed(f"{self._exit_text()} (write failed: {exc})") from exc
 
     def _next_line(self, deadline: float, waiting_for: str) -> str:
-        """The next line, if the engine wrote it before ``deadline`` (see :mod:`uci_checkers.linereader`)."""
+        """The next line, if the engine wrote it before ``deadline`` (see :mod:`uci_checkers.util.linereader`)."""
         if self.reader is None:
             raise EngineCrashed(f"engine not started while waiting for {waiting_for}")
         try:

@@ -13,7 +13,7 @@ The runner, not the engines, decides every result:
 * a crash or a missing ``uciok``/``readyok``/``bestmove`` loses the game; the
   process is discarded and :class:`EnginePool` starts a fresh one next game.
 
-A finished game is written with :mod:`uci_checkers.pdn` (see :meth:`GameRecord.pdn_game`)::
+A finished game is written with :mod:`uci_checkers.rules.pdn` (see :meth:`GameRecord.pdn_game`)::
 
     [Event "uci_checkers arena"]
     [Site "host"]
@@ -49,11 +49,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable, Optional
 
-from ..notation import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, NotationError
-from ..pdn import PdnGame, write_game
-from ..position import DEFAULT_NO_PROGRESS_PLIES, GameStatus, Position
-from .engine import (EngineConfig, EngineConfigError, EngineCrashed, EngineError, EngineProcess, EngineTimeout,
-                     Limits, Timeouts)
+from ..rules.notation import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, NotationError
+from ..rules.pdn import PdnGame, write_game
+from ..rules.position import DEFAULT_NO_PROGRESS_PLIES, GameStatus, Position
+from .engine import EngineConfig, EngineConfigError, EngineCrashed, EngineError, EngineProcess, EngineTimeout, Limits, Timeouts
 from .openings import START_FEN, Opening
 
 # Termination tag values (PDN ``[Termination "..."]``).

@@ -12,9 +12,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Optional
 
-from ..notation import NotationError
-from ..pdn import decode_pdn_bytes, parse_pdn
-from ..position import Game, Position
+from ..rules.notation import NotationError
+from ..rules.pdn import decode_pdn_bytes, parse_pdn
+from ..rules.position import Game, Position
 
 BALLOTS = "ballots3"
 START_FEN = Position.start().fen()

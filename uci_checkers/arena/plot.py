@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Optional, Sequence
 
-from ..atomicfile import atomic_output
+from ..util.atomicfile import atomic_output
 
 
 def plot_available() -> Optional[str]:

@@ -3,7 +3,7 @@
 The schedule is a pure function of the engines, the tournament type, the number
 of games per pair and the (seeded) opening order, so the same command line always
 gives the same list of games; a game's number is its PDN ``Round``.  Resuming reads
-the PDN (:mod:`uci_checkers.pdn`, which replays every move with the rules core),
+the PDN (:mod:`uci_checkers.rules.pdn`, which replays every move with the rules core),
 checks each finished game against the schedule (same number, players, opening
 and limits: a resume with other limits is refused rather than mixing them),
 counts it and plays only the rest; a game cut off by the interruption is dropped
@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional, TextIO
 
-from ..atomicfile import write_text_atomic
-from ..pdn import PdnError, read_pdn_file, write_game
+from ..util.atomicfile import write_text_atomic
+from ..rules.pdn import PdnError, read_pdn_file, write_game
 from .engine import EngineConfig
 from .game import GameJob, GameRecord, Settings, limits_tag, time_control_tag
 from .openings import Opening

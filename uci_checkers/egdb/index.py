@@ -7,7 +7,7 @@ black kings, white men and white kings.  Its positions are numbered densely
     index = ((men_rank * n_black_king_sets + bk_rank) * n_white_king_sets + wk_rank) * 2 + stm
 
 Squares are handled as 32-bit *square masks* (bit ``s - 1`` for square ``s``),
-converted from and to the padded board layout of :mod:`uci_checkers.bitboard`.
+converted from and to the padded board layout of :mod:`uci_checkers.rules.bitboard`.
 
 * Black men stand on squares 1-28 (never on their crowning row 29-32); their set
   is ranked in colexicographic order over those 28 squares, counted from Black's
@@ -33,7 +33,7 @@ from typing import Iterator, NamedTuple
 
 import numpy as np
 
-from .._jit import ctz, kernel, popcount
+from ..util.jit import ctz, kernel, popcount
 
 MAX_SIDE = 8                 # pieces per side a material key can describe
 KEY_BASE = MAX_SIDE + 1

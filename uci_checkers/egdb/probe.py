@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import ctz, kernel, popcount
+from ..util.jit import ctz, kernel, popcount
 from .index import N_KEYS, Slice, king_set_counts, material_key, rank_position, square_mask, padded_board, \
     flip_square_mask
 

@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import movegen as mg
-from .._jit import kernel
-from ..bitboard import SQUARES
+from ..rules import movegen as mg
+from ..util.jit import kernel
+from ..rules.bitboard import SQUARES
 from .index import rank_position, unrank_position
 from .probe import NOT_FOUND, WLD_LOSS, probe
 

@@ -27,7 +27,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..atomicfile import atomic_output
+from ..util.atomicfile import atomic_output
 from .index import Slice, men_offsets, slice_size, slices_up_to
 from .probe import assemble_table, empty_table
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Optional, Sequence
 
 from ..client import Engine, EngineError, EngineTimeoutError, Info, Limit
-from ..position import Game, Move
+from ..rules.position import Game, Move
 
 
 class EngineFailure(RuntimeError):

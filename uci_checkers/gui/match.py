@@ -1,6 +1,6 @@
 """One match as the page sees it: its setup, whole turns made jump by jump, undo, pause, resign, the result.
 
-The rules come only from :mod:`uci_checkers.position`: a jump is accepted when some
+The rules come only from :mod:`uci_checkers.rules.position`: a jump is accepted when some
 legal move of the position starts with the path made so far, and a turn ends when
 that path *is* a legal move (a legal move is never the start of another one, since
 a capture that can go on must go on and crowning ends the move).  The page gets, in
@@ -23,10 +23,10 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..bitboard import BLACK, WHITE
-from ..notation import NotationError
-from ..pdn import PdnError, PdnGame, read_game, write_game
-from ..position import Game, GameStatus, Move, Position
+from ..rules.bitboard import BLACK, WHITE
+from ..rules.notation import NotationError
+from ..rules.pdn import PdnError, PdnGame, read_game, write_game
+from ..rules.position import Game, GameStatus, Move, Position
 
 RED, WHITE_SIDE = BLACK, WHITE
 SIDE_LABELS = ("Red", "White")

@@ -52,8 +52,7 @@ except ModuleNotFoundError as missing:       # an install from before the gui: s
 
 from ..client import Info
 from .host import EngineCommand, EngineFailure, EngineHost
-from .match import (DEFAULT_SEED, PRACTICE_FEN, SIDE_KEYS, Match, MatchError, StaleRequestError, engine_seed,
-                    move_label, parse_setup)
+from .match import DEFAULT_SEED, PRACTICE_FEN, SIDE_KEYS, Match, MatchError, StaleRequestError, engine_seed, move_label, parse_setup
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 MAX_MATCHES = 64                 # matches kept in memory (the oldest is forgotten first)
@@ -376,7 +375,7 @@ def _report_warm_up(future: Future) -> None:
 
 
 def _warm_rules_core() -> None:
-    from ..position import Position
+    from ..rules.position import Position
 
     Position.start().legal_moves()
 

@@ -8,7 +8,7 @@ evaluation weights the engine loads at start (``uci_checkers/data/eval.weights``
 * :mod:`.dataset` reads shards (and PDN games, for validation) into arrays;
 * :mod:`.train` fits the pattern weights by logistic regression (Adam over
   sparse features, validation split, per-epoch log-loss) and writes a versioned
-  weights file through :mod:`uci_checkers.weights`.
+  weights file through :mod:`uci_checkers.search.weights`.
 
 It depends downward only (search, evaluate, position); nothing in the engine
 imports it.

@@ -88,7 +88,7 @@ def load_shards(paths: list[Path], limit: Optional[int] = None) -> PositionSet:
 
 def load_pdn_positions(path: Path) -> PositionSet:
     """Quiet positions of the finished games of a PDN file, labelled with each game's result."""
-    from ..pdn import normalize_result, read_pdn_file
+    from ..rules.pdn import normalize_result, read_pdn_file
     doc = read_pdn_file(str(path))
     cols: dict[str, list[int]] = {k: [] for k in ("black", "white", "kings", "stm", "result", "game")}
     for gi, pg in enumerate(doc.games):

@@ -37,9 +37,9 @@ from typing import Optional
 
 import numpy as np
 
-from ..arena.backends import RayConnectError, connect_ray
-from ..atomicfile import atomic_output
-from ..interrupts import raise_if_interrupted
+from ..util.raycluster import RayConnectError, connect_ray
+from ..util.atomicfile import atomic_output
+from ..util.interrupts import raise_if_interrupted
 
 SHARD_FORMAT = 1
 RESULT_LOSS, RESULT_DRAW, RESULT_WIN = 0, 1, 2     # stored from Black's view; 2 = Black won
@@ -94,7 +94,7 @@ def game_rng(seed: int, index: int) -> np.random.Generator:
 
 def opening_for(seed: int, index: int, no_progress_plies: int = 80):
     """The game (position and history) game ``index`` starts from, after its random plies."""
-    from ..position import Game, Position
+    from ..rules.position import Game, Position
     rng = game_rng(seed, index)
     ballot_lines, eleven = _openings()
     kind = rng.random()
@@ -119,14 +119,14 @@ class _Player:
     """One process's searcher (kept between games: compiling and allocating once)."""
 
     def __init__(self, config: SelfPlayConfig) -> None:
-        from ..search import Searcher
+        from ..search.alphabeta import Searcher
         self.config = config
         self.searcher = Searcher(config.hash_mb)
         self.stop = np.zeros(1, dtype=np.int64)
 
     def play(self, index: int) -> GameRecord:
-        from ..position import GameStatus
-        from ..search import MATE_BOUND, SearchLimits
+        from ..rules.position import GameStatus
+        from ..search.alphabeta import MATE_BOUND, SearchLimits
         cfg = self.config
         game = opening_for(cfg.seed, index, cfg.no_progress_plies)
         self.searcher.clear()
@@ -230,7 +230,7 @@ def engine_identity() -> dict[str, str]:
     except (OSError, subprocess.TimeoutExpired):
         pass
     try:
-        from ..weights import default_weights
+        from ..search.weights import default_weights
         ident["weights"] = default_weights().checksum
     except Exception as exc:      # noqa: BLE001 - identity is informative only
         ident["weights"] = f"unavailable: {exc}"

@@ -1,6 +1,6 @@
 """``uci-checkers train``: fit the evaluation weights to self-play positions.
 
-The model is the evaluation itself (:mod:`uci_checkers.evaluate`): the score is a
+The model is the evaluation itself (:mod:`uci_checkers.search.evaluate`): the score is a
 sum of feature weights, mixed between an opening and an endgame set by the piece
 count.  It is fitted as a logistic regression, ``P(win) = sigmoid(z)``, with
 Adam over sparse minibatches and a little L2, to a target that mixes the game
@@ -31,7 +31,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..evaluate import MAX_ACTIVE, NF, PHASE_PIECES, UNIT, feature_matrix
+from ..search.evaluate import MAX_ACTIVE, NF, PHASE_PIECES, UNIT, feature_matrix
 from .dataset import GAMES_PER_SOURCE, DataError, PositionSet, load_pdn_positions, load_shards
 from .metrics import fit_scale, log_loss
 
@@ -177,7 +177,7 @@ def to_table(w: np.ndarray, scale: float) -> np.ndarray:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from .. import weights as wmod
+    from ..search import weights as wmod
     ap = argparse.ArgumentParser(prog="uci-checkers train", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", action="append", required=True,
                     help="a shard directory or file from `uci-checkers selfplay` (repeatable)")

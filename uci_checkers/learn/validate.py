@@ -33,11 +33,13 @@ def _fit_scale(scores: np.ndarray, targets: np.ndarray) -> tuple[float, float]:
 
 def strong_games(path: Path, depth: int, sample: int, seed: int = 1) -> dict:
     """Static log-loss on every quiet position, and move agreement on a seeded sample."""
-    from ..evaluate import evaluation_terms
-    from ..pdn import normalize_result, read_pdn_file
-    from ..position import Game
-    from ..search import SearchLimits, Searcher
+    from ..rules.pdn import normalize_result, read_pdn_file
+    from ..search.evaluate import evaluation_terms
+    from ..search.weights import default_weights
+    from ..rules.position import Game
+    from ..search.alphabeta import SearchLimits, Searcher
     doc = read_pdn_file(str(path))
+    table = default_weights().table
     scores, targets, probes = [], [], []
     for pg in doc.games:
         result = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}.get(normalize_result(pg.result) or "")
@@ -47,7 +49,7 @@ def strong_games(path: Path, depth: int, sample: int, seed: int = 1) -> dict:
         for move in pg.moves:
             pos = game.position
             if not pos.is_capture_pending():
-                scores.append(evaluation_terms(pos)["total_stm"])
+                scores.append(evaluation_terms(pos, table)["total_stm"])
                 targets.append(result if pos.turn == 0 else 1.0 - result)
                 if len(pos.legal_moves()) > 1:
                     probes.append((Game.from_moves(pg.start, [m.text() for m in game.moves]), move))
@@ -71,8 +73,8 @@ def strong_games(path: Path, depth: int, sample: int, seed: int = 1) -> dict:
 
 def puzzles(path: Path, depth: int, threshold: int, limit: Optional[int] = None) -> dict:
     """Solved puzzles by known result (see the module docstring)."""
-    from ..position import Game, Position
-    from ..search import MATE_BOUND, SearchLimits, Searcher
+    from ..rules.position import Game, Position
+    from ..search.alphabeta import MATE_BOUND, SearchLimits, Searcher
     rows = [ln.split("\t") for ln in path.read_text(encoding="utf-8").splitlines()[1:] if ln.strip()]
     if limit:
         rows = rows[:limit]

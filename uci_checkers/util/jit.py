@@ -35,6 +35,7 @@ on x86-64) instead of a Python-level loop.
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import re
@@ -53,46 +54,62 @@ from numba.extending import intrinsic
 
 __all__ = ["kernel", "popcount", "ctz", "borrow", "CACHE_DIR", "SOURCE_HASH", "types", "has_cached_kernels"]
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent.parent      # uci_checkers/ (this module is util/jit.py)
+_PACKAGE = "uci_checkers"
 
 
-_RELATIVE_IMPORT = re.compile(r"^\s*from\s+\.([A-Za-z_][A-Za-z0-9_]*)?\s+import\s+([^\n(]+|\([^)]*\))", re.M)
-_PARENT_IMPORT = re.compile(r"^\s*from\s+\.\.([A-Za-z_][A-Za-z0-9_]*)?\s+import\s+([^\n(]+|\([^)]*\))", re.M)
-_SUBPACKAGE_JIT = re.compile(r"^\s*from\s+\.\._jit\s+import", re.M)
+def _module_name(path: Path, package_dir: Path) -> str:
+    parts = list(path.relative_to(package_dir).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join([_PACKAGE] + parts)
+
+
+def _imports_of(path: Path, name: str, modules: dict[str, Path]) -> set[str]:
+    """The package modules that ``path`` (module ``name``) imports, at any depth of its code (lazy
+    imports inside functions count: they can still link a kernel in)."""
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".") if is_package else name.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.add(target)
+            found.update(f"{target}.{alias.name}" for alias in node.names)   # "from . import movegen"
+    return {m for m in found if m in modules}
 
 
 def kernel_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
-    """The modules whose text can change compiled code: every top-level module that
-    uses this one (``_jit``), and everything those import from the package, transitively.
+    """The modules whose text can change compiled code: every module that uses this one
+    (``util.jit``) and everything those import from the package, transitively.
 
-    Only these key the cache, so editing a pure-Python layer (the protocol, the
-    arena, the client) does not force every kernel to recompile.
+    Only these key the cache, so editing a pure-Python layer (the protocols, the engine
+    facade, the arena, the client) does not force every kernel to recompile.
     """
-    modules = {p.stem: p for p in package_dir.glob("*.py")}
-    deps: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        found = set()
-        for module, names in _RELATIVE_IMPORT.findall(path.read_text(encoding="utf-8")):
-            if module:
-                found.add(module)
-            else:  # "from . import a, b"
-                found.update(n.strip(" ()\n").split(" as ")[0] for n in names.split(","))
-        deps[name] = {d for d in found if d in modules}
-    todo = [n for n, d in deps.items() if "_jit" in d] + ["_jit"]
-    # subpackages with kernels (``from .._jit import``) key the cache whole: their kernels
-    # call the top-level ones, and the top-level search calls theirs
-    sub_kernels = [p for p in package_dir.glob("*/*.py") if _SUBPACKAGE_JIT.search(p.read_text(encoding="utf-8"))]
-    for path in sub_kernels:
-        for module, names in _PARENT_IMPORT.findall(path.read_text(encoding="utf-8")):
-            found = [module] if module else [n.strip(" ()\n").split(" as ")[0] for n in names.split(",")]
-            todo.extend(n for n in found if n in modules)
+    modules = {_module_name(p, package_dir): p for p in package_dir.rglob("*.py") if "__pycache__" not in p.parts}
+    deps = {name: _imports_of(path, name, modules) for name, path in modules.items()}
+    me = f"{_PACKAGE}.util.jit"
+    todo = [name for name, d in deps.items() if me in d] + [me]
     seen: set[str] = set()
     while todo:
         name = todo.pop()
         if name not in seen:
             seen.add(name)
             todo.extend(deps.get(name, ()))
-    return sorted([modules[n] for n in seen] + sub_kernels)
+    # a package's __init__ runs whenever one of its modules is imported
+    for name in list(seen):
+        parts = name.split(".")
+        for k in range(1, len(parts)):
+            parent = ".".join(parts[:k])
+            if parent in modules:
+                seen.add(parent)
+    return sorted(modules[n] for n in seen)
 
 
 def _source_hash() -> str:

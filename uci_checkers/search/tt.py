@@ -25,7 +25,7 @@ import mmap
 
 import numpy as np
 
-from ._jit import kernel
+from ..util.jit import kernel
 
 WAYS = 4
 ENTRY_WORDS = 3

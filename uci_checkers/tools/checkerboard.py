@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .atomicfile import write_bytes_atomic
+from ..util.atomicfile import write_bytes_atomic
 
 LIBRARY_NAME = "uci_checkers_cb"
 SOURCES = ("bridge.c", "board.c", "platform.c")
@@ -43,7 +43,7 @@ class BridgeBuildError(Exception):
 
 def source_dir() -> Path:
     """``bridge/checkerboard`` of the checkout this package is imported from."""
-    here = Path(__file__).resolve().parent.parent / "bridge" / "checkerboard"
+    here = Path(__file__).resolve().parents[2] / "bridge" / "checkerboard"
     if not (here / "bridge.c").is_file():
         raise BridgeBuildError(f"the bridge's C sources are not at {here}: run this from a checkout of the "
                                "repository (pip install -e .)")
@@ -191,14 +191,14 @@ def install(engines_dir: Path, dll: Optional[Path] = None, command: Optional[str
     write_bytes_atomic(target, dll.read_bytes())
     ini = engines_dir / f"{LIBRARY_NAME}.ini"
     write_bytes_atomic(ini, ini_text(command or default_engine_command(), directory, options).encode("utf-8"))
-    help_page = Path(__file__).resolve().parent.parent / "bridge" / "checkerboard" / HELP_FILE
+    help_page = Path(__file__).resolve().parents[2] / "bridge" / "checkerboard" / HELP_FILE
     if help_page.is_file():
         write_bytes_atomic(engines_dir / HELP_FILE, help_page.read_bytes())
     return target, ini
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from .cli import parse_option_args
+    from ..util.commandline import parse_option_args
 
     p = argparse.ArgumentParser(prog="uci-checkers checkerboard",
                                 description="Build and install the CheckerBoard bridge DLL (bridge/checkerboard).")

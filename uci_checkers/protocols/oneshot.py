@@ -26,8 +26,8 @@ import sys
 import threading
 from typing import Any, Optional
 
-from .cli import COMPILING_NOTICE, announce_if_slow, parse_option_args
-from .interrupts import interrupt_event, raise_if_interrupted
+from ..util.commandline import COMPILING_NOTICE, announce_if_slow, parse_option_args
+from ..util.interrupts import interrupt_event, raise_if_interrupted
 
 __all__ = ["main", "search_position"]
 
@@ -44,8 +44,9 @@ def search_position(fen: Optional[str] = None, moves: Optional[list[str]] = None
     ``movetime`` in ms; with neither ``movetime`` nor ``depth`` one second is used.
     Raises ``NotationError`` subclasses for a bad FEN or an illegal move.
     """
-    from .engine import Engine, GoParams
-    from .position import Position
+    from ..engine.facade import Engine
+    from ..engine.timeman import GoParams
+    from ..rules.position import Position
 
     start = Position.from_fen(fen) if fen else Position.start()
     engine = Engine()
@@ -126,7 +127,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 2
 
     def verbose(info: Any) -> None:
-        from .protocol import format_info
+        from .uci import format_info
 
         print(format_info(info), file=sys.stderr, flush=True)
 

@@ -17,7 +17,7 @@ an error that names the character, so text that merely looks right never passes.
 
 Move text: ``11-15`` for a plain move, ``15x24x31`` for a capture (start square,
 then every landing square).  Matching text to a legal move lives in
-:mod:`uci_checkers.position` because it needs the move generator; this module
+:mod:`uci_checkers.rules.position` because it needs the move generator; this module
 only tokenises.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Legal move generation, make, Zobrist update and move counting: numba kernels over int64 bitboards.
 
 A position is four ints: ``black``, ``white``, ``kings`` (bitboards in the padded
-layout of :mod:`uci_checkers.bitboard`) and ``stm`` (side to move, 0 Black, 1 White).
+layout of :mod:`uci_checkers.rules.bitboard`) and ``stm`` (side to move, 0 Black, 1 White).
 
 Move encoding
 -------------
@@ -33,13 +33,13 @@ popcounts for quiet moves, a bit-parallel count of men's single jumps, and a
 recursive walk only for chains that go on.  It is called with a literal side
 (``0``/``1``): numba compiles one version per literal, so each colour's code has
 no side-to-move branches.  The perft kernels themselves live in
-:mod:`uci_checkers.perft` (``movegen.perft_kernel`` still resolves to them).
+:mod:`uci_checkers.rules.perft`.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ._jit import ctz, kernel, popcount
+from ..util.jit import ctz, kernel, popcount
 from .bitboard import BLACK_CROWN, SQUARES, WHITE_CROWN, ZOBRIST_PIECE, ZOBRIST_SIDE
 
 MAX_MOVES = 512          # per generation slot; generous because king capture loops multiply paths
@@ -494,12 +494,3 @@ def _count_side(us, them, kings, stm):
 def new_move_buffers(plies: int = MAX_PLY) -> tuple[np.ndarray, np.ndarray]:
     """Preallocated (moves, paths) buffers with ``plies`` generation slots."""
     return (np.zeros(plies * MAX_MOVES, dtype=np.int64), np.zeros(plies * MAX_MOVES, dtype=np.int64))
-
-
-def __getattr__(name: str):
-    # The perft kernels live in uci_checkers.perft so that importing movegen (the
-    # engine does) neither compiles nor loads them; the old names still resolve.
-    if name in ("perft_kernel", "_perft", "_perft_rec"):
-        from . import perft as _perft_module
-        return getattr(_perft_module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -53,11 +53,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
-from .cli import check_output_path, parse_option_args
-from .interrupts import raise_if_interrupted
-from .client import Engine, EngineError, EngineTerminatedError, EngineTimeoutError, Limit, Score
-from .pdn import PdnGame, read_pdn_file, write_pdn_file
-from .position import Game, Move
+from ..util.commandline import check_output_path, parse_option_args
+from ..util.interrupts import raise_if_interrupted
+from ..client import Engine, EngineError, EngineTerminatedError, EngineTimeoutError, Limit, Score
+from ..rules.pdn import PdnGame, read_pdn_file, write_pdn_file
+from ..rules.position import Game, Move
 
 __all__ = ["PositionEval", "MoveVerdict", "GameReport", "AnalysisSettings", "AnalysisInterrupted",
            "analyse_games", "annotate_game", "main", "CLAMP_CP", "MISTAKE_CP", "BLUNDER_CP"]
@@ -341,7 +341,7 @@ def _copy_game(g: Game) -> Game:
 
 def _ray_analyse(pdn_text: str, settings: AnalysisSettings) -> list[PositionEval]:
     """The Ray task: one game, its own engine process."""
-    from .pdn import read_game
+    from ..rules.pdn import read_game
 
     game = read_game(pdn_text)
     engine = _open_engine(settings)
@@ -358,7 +358,7 @@ def analyse_games_ray(games: Sequence[PdnGame], settings: AnalysisSettings, addr
         import ray
     except ImportError:
         raise RayUnavailable("the ray backend needs Ray: pip install 'uci_checkers[cluster]'") from None
-    from .arena.backends import RayConnectError, connect_ray
+    from ..util.raycluster import RayConnectError, connect_ray
 
     try:
         connect_ray(address)
@@ -524,7 +524,7 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from .interrupts import handle_interrupts
+    from ..util.interrupts import handle_interrupts
 
     with handle_interrupts():              # SIGTERM ends the run as Ctrl-C does, from the start
         try:

@@ -33,10 +33,9 @@ from typing import Optional, Sequence, TextIO
 import numpy as np
 
 from . import movegen as mg
-from ._jit import borrow, ctz, kernel
-from .movegen import (_BCROWN, _SQ, _WCROWN, CAPTURE_MASK, MAX_MOVES, PROMOTION_FLAG, _count_side, _gen_chains,
-                      _jumpers, count_moves, gen_captures, step_movers, step_origin, step_targets)
-from .interrupts import raise_if_interrupted
+from ..util.jit import borrow, ctz, kernel
+from .movegen import _BCROWN, _SQ, _WCROWN, CAPTURE_MASK, MAX_MOVES, PROMOTION_FLAG, _count_side, _gen_chains, _jumpers, count_moves, gen_captures, step_movers, step_origin, step_targets
+from ..util.interrupts import raise_if_interrupted
 from .notation import NotationError
 from .position import Move, Position
 

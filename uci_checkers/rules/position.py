@@ -1,6 +1,6 @@
 """The Python-level game: ``Move``, ``Position`` (an immutable value) and ``Game`` (history and result).
 
-Everything here calls the numba kernels of :mod:`uci_checkers.movegen` for the
+Everything here calls the numba kernels of :mod:`uci_checkers.rules.movegen` for the
 rules, so the Python layer and the search can never disagree about legality.
 
 >>> pos = Position.start()
@@ -18,10 +18,8 @@ from typing import Iterable, Optional
 import numpy as np
 
 from . import movegen as mg
-from .bitboard import (BIT_TO_SQUARE, BLACK, BLACK_START, SIDE_NAMES, SQUARE_TO_BIT, WHITE,
-                       WHITE_START, bits_to_squares)
-from .notation import (AmbiguousMoveError, IllegalMoveError, format_fen, format_path,
-                       parse_fen, parse_move_text)
+from .bitboard import BIT_TO_SQUARE, BLACK, BLACK_START, SIDE_NAMES, SQUARE_TO_BIT, WHITE, WHITE_START, bits_to_squares
+from .notation import AmbiguousMoveError, IllegalMoveError, format_fen, format_path, parse_fen, parse_move_text
 
 DEFAULT_NO_PROGRESS_PLIES = 80
 

@@ -1,6 +1,6 @@
 """The engine facade: game, options, searcher, worker thread and time manager.
 
-Protocol front ends (:mod:`uci_checkers.protocol` for protocol.md, the Hub
+Protocol front ends (:mod:`uci_checkers.protocols.uci` for protocol.md, the Hub
 front end) turn text into calls on :class:`Engine` and format what it reports;
 the facade itself never prints.
 
@@ -27,495 +27,27 @@ from __future__ import annotations
 
 import inspect
 import os
-import re
-import signal
-import subprocess
-import sys
 import threading
 import time
 import traceback
-from pathlib import Path
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from . import warmup
+from .options import OptionError, OptionSpec, build_option_specs
+from .timeman import GoParams, LagTracker, TimeManager
+
 if TYPE_CHECKING:  # pragma: no cover - typing only; the real imports are lazy
-    from .position import Game, Move, Position
-    from .search import SearchInfo, SearchLimits, SearchResult, Searcher
+    from ..rules.position import Game, Move, Position
+    from ..search.alphabeta import SearchInfo, SearchLimits, SearchResult, Searcher
 
-__all__ = ["Engine", "GoParams", "OptionSpec", "OptionError", "EngineBusyError", "TimeManager", "LagTracker",
-           "DEFAULT_MOVE_OVERHEAD_MS", "GO_NUMBER_BOUNDS", "clamp_go_number", "warm_up_kernels",
-           "kernels_ready", "kernels_compiling", "rules_ready", "add_warmup_listener",
-           "stop_warmup_children"]
-
-# What a local pipe needs: the deadline thread's wake-up, the kernel's stop poll, the bestmove line
-# and the host reading it (measured; see DEFAULT_MOVE_OVERHEAD_MS in protocol.md).
-DEFAULT_MOVE_OVERHEAD_MS = 10
-DEFAULT_MOVES_TO_GO = 30        # horizon assumed for sudden-death clocks (no movestogo)
-EGDB_MAX_PIECES = 8             # uci_checkers.egdb.build.MAX_BUILD_PIECES (not imported: it loads numpy)
-
-# Every number of a go (protocol.md) or a Hub level is clamped into these bounds when it is parsed,
-# so no later arithmetic (a deadline, a node limit in an int64 word) can overflow.
-MAX_TIME_MS = 10 ** 9           # about 11.6 days: any longer clock means "no practical limit"
-MAX_NODES = 10 ** 15
-MAX_DEPTH = 1000
-GO_NUMBER_BOUNDS: dict[str, tuple[int, int]] = {
-    "wtime": (0, MAX_TIME_MS), "btime": (0, MAX_TIME_MS), "winc": (0, MAX_TIME_MS),
-    "binc": (0, MAX_TIME_MS), "movetime": (0, MAX_TIME_MS), "movestogo": (1, 10_000),
-    "depth": (1, MAX_DEPTH), "nodes": (1, MAX_NODES), "mate": (1, MAX_DEPTH),
-}
 STOP_WAIT_S = 10.0              # longest a go/isready waits for a stopped search to hand in its bestmove
-_ASCII_INT = re.compile(r"[+-]?[0-9]+")
-
-
-def clamp_go_number(key: str, value: float) -> int:
-    """``value`` of the go parameter ``key`` as an int inside ``GO_NUMBER_BOUNDS[key]``."""
-    low, high = GO_NUMBER_BOUNDS[key]
-    if value != value:  # NaN
-        return low
-    if value >= high:
-        return high
-    if value <= low:
-        return low
-    return int(value)
-
-
-class OptionError(ValueError):
-    """An unknown option, or a value the option does not accept (the message says which and why)."""
 
 
 class EngineBusyError(RuntimeError):
     """A request that needs an idle engine (``go`` while a search runs, ...)."""
 
 
-# --------------------------------------------------------------------------------------------------
-# Options
-# --------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class OptionSpec:
-    """One engine option as ``uci`` announces it."""
-
-    name: str
-    type: str                       # spin, check, combo, button, string
-    default: Any = None
-    min: Optional[int] = None
-    max: Optional[int] = None
-    vars: tuple[str, ...] = ()
-    help: str = ""
-
-    def parse(self, value: Optional[str]) -> Any:
-        """The typed value for ``value`` text; raises :class:`OptionError`."""
-        if self.type == "button":
-            return None
-        if value is None or (self.type != "string" and not value.strip()):
-            raise OptionError(f"option {self.name} needs a value")
-        text = value.strip()
-        if self.type == "spin":
-            if not _ASCII_INT.fullmatch(text):      # ASCII digits only: no '1_000', no Arabic-Indic digits
-                raise OptionError(f"option {self.name} needs a whole number, not {text[:40]!r}")
-            digits = text.lstrip("+-").lstrip("0")
-            if len(digits) > 30:                     # far out of range (and int() of 4,300+ digits raises)
-                raise OptionError(f"option {self.name} value {text[:40]}... is out of range {self.min}..{self.max}")
-            number = int(text, 10)
-            if not (self.min <= number <= self.max):
-                raise OptionError(f"option {self.name} value {number} is out of range {self.min}..{self.max}")
-            return number
-        if self.type == "check":
-            low = text.lower()
-            if low not in ("true", "false"):
-                raise OptionError(f"option {self.name} needs true or false, not {text[:40]!r}")
-            return low == "true"
-        if self.type == "combo":
-            for var in self.vars:
-                if var.lower() == text.lower():
-                    return var
-            raise OptionError(f"option {self.name} needs one of {', '.join(self.vars)}, not {text[:40]!r}")
-        return value  # string: kept verbatim
-
-
-# search.MAX_THREADS, repeated here because importing search loads numba, which must not
-# happen before `uci` is answered.
-_SEARCH_MAX_THREADS = 64
-
-
-def _build_option_specs() -> list[OptionSpec]:
-    specs = [
-        OptionSpec("Hash", "spin", 16, 1, 4096, help="transposition table size in MB"),
-        OptionSpec("Clear Hash", "button", help="forget everything the search has learnt"),
-        OptionSpec("Ponder", "check", False, help="the host may send go ponder (informational)"),
-        OptionSpec("MultiPV", "spin", 1, 1, 64, help="number of best lines reported"),
-        OptionSpec("Skill Level", "spin", 20, 0, 20, help="0 = random legal move ... 20 = full strength"),
-        OptionSpec("Seed", "spin", 0, 0, 2**31 - 1, help="makes skill-level choices reproducible"),
-        OptionSpec("Move Overhead", "spin", DEFAULT_MOVE_OVERHEAD_MS, 0, 10000,
-                   help="ms kept back from the clock per move for communication delays"),
-        OptionSpec("NoProgressPlies", "spin", 80, 0, 1000,
-                   help="plies without a capture or man move that draw the game; 0 = rule off"),
-        OptionSpec("UCI_AnalyseMode", "check", False, help="the host is analysing, not playing"),
-        OptionSpec("EGDB Path", "string", "", help="endgame database directory (uci-checkers egdb build); "
-                   "empty: the standard cache directory, used when present"),
-        OptionSpec("EGDB Pieces", "spin", EGDB_MAX_PIECES, 0, EGDB_MAX_PIECES,
-                   help="probe endgame databases up to this many pieces; 0 = off"),
-    ]
-    specs.insert(1, OptionSpec("Threads", "spin", 1, 1, max(1, min(_SEARCH_MAX_THREADS, (os.cpu_count() or 1) * 2)),
-                               help="search threads (lazy SMP); 1 keeps fixed-depth searches deterministic"))
-    return specs
-
-
-# --------------------------------------------------------------------------------------------------
-# Kernel warm-up (once per process)
-# --------------------------------------------------------------------------------------------------
-_WARM_LOCK = threading.Lock()
-_WARM_DONE = threading.Event()
-_RULES_DONE = threading.Event()     # the Position layer's kernels are usable (set before the search's)
-_COMPILING = threading.Event()      # the kernels were not in the compile cache: compiling (seconds)
-_WARM_ERROR: list[BaseException] = []
-_WARM_THREAD: Optional[threading.Thread] = None
-_WARM_LISTENERS: list[Callable[[str], None]] = []
-_LISTENER_LOCK = threading.Lock()   # not _WARM_LOCK: that one is held for the whole warm-up
-
-
-def add_warmup_listener(callback: Callable[[str], None]) -> None:
-    """``callback(stage)`` is called with ``"compiling"`` when the kernels are not in the compile
-    cache and must be compiled (seconds), and with ``"ready"`` when the warm-up ends (at once if
-    it already has; also when it failed: the engine then reports the error).
-
-    A listener added while the compilation already runs is told ``"compiling"`` at once.
-    One-shot tools use it to tell their user why nothing happens yet, e.g.
-    ``add_warmup_listener(lambda stage: stage == "compiling" and print("compiling ...", file=sys.stderr))``.
-    """
-    with _LISTENER_LOCK:
-        if not _WARM_DONE.is_set():
-            _WARM_LISTENERS.append(callback)
-            compiling = _COMPILING.is_set()
-        else:
-            compiling = None
-    if compiling:
-        callback("compiling")
-    elif compiling is None:
-        callback("ready")
-
-
-def _enter_stage(stage: str) -> None:
-    """Record the warm-up's new stage (``compiling``: _COMPILING, ``ready``: _WARM_DONE) and tell the
-    listeners; under one lock with :func:`add_warmup_listener`, so each hears every stage once."""
-    with _LISTENER_LOCK:
-        (_COMPILING if stage == "compiling" else _WARM_DONE).set()
-        listeners = list(_WARM_LISTENERS)
-        if stage == "ready":
-            _WARM_LISTENERS.clear()
-    for callback in listeners:
-        try:
-            callback(stage)
-        except Exception:  # a listener's fault must not stop the warm-up
-            pass
-
-
-def _kernels_cached() -> bool:
-    """True when the search kernels will load from the compile cache (no compilation needed)."""
-    import importlib
-
-    try:
-        # imported by name: the engine reads the cache's state but compiles nothing itself, so it
-        # must not count as a kernel module (those key the cache: see _jit.kernel_sources)
-        jit = importlib.import_module(f"{__package__}._jit")
-        return bool(jit.has_cached_kernels("search"))
-    except (ImportError, OSError):
-        return False
-
-
-# The search kernels are compiled in a child process while this one compiles the evaluation and the
-# rules layer: two cores instead of one on a cold start.  The child only fills the shared compile
-# cache.
-CHILD_COMPILE_TIMEOUT_S = 600.0
-_CHILD_CODE = f"from {__package__}.search import Searcher; Searcher(1).warm_up()"
-_WARM_CHILDREN: list[subprocess.Popen] = []
-
-
-def _start_search_compile_child() -> Optional[subprocess.Popen]:
-    """A child process (own process group) compiling the search kernels into the compile cache."""
-    package_root = str(Path(__file__).resolve().parent.parent)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    try:
-        child = subprocess.Popen([sys.executable, "-c", _CHILD_CODE], cwd=package_root, env=env,
-                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, start_new_session=True)
-    except OSError:
-        return None
-    _WARM_CHILDREN.append(child)
-    return child
-
-
-def stop_warmup_children() -> None:
-    """Kill a compile child still running (its process group); for the process's exit path."""
-    for child in list(_WARM_CHILDREN):
-        if child.poll() is None:
-            try:
-                os.killpg(child.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            try:
-                child.wait(1.0)
-            except subprocess.TimeoutExpired:
-                pass
-    _WARM_CHILDREN.clear()
-
-
-def _wait_for_child(child: Optional[subprocess.Popen]) -> None:
-    """Let the compile child finish (it fills the cache the search import then loads from)."""
-    if child is None:
-        return
-    try:
-        child.wait(CHILD_COMPILE_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        pass
-    stop_warmup_children()   # whatever it did not finish is compiled here
-
-
-def warm_up_kernels() -> None:
-    """Import the rules core and the search and compile (or load) their kernels; idempotent, blocking.
-
-    The rules layer (``Position``, ``Game``) comes first and sets :func:`rules_ready`, so that
-    ``position`` commands, legal-move lists and a fallback move are available while the
-    search kernels are still compiling.  On a cold cache a child process compiles the search
-    kernels meanwhile (see :func:`_start_search_compile_child`).
-    """
-    with _WARM_LOCK:
-        if _WARM_DONE.is_set():
-            return
-        child = None
-        try:
-            if not _kernels_cached():
-                _enter_stage("compiling")
-                child = _start_search_compile_child()
-            # The evaluation first: on a cold start the child compiles the endgame-table probe and
-            # then the search, which links the evaluation this process has put in the cache by then.
-            from . import evaluate  # noqa: F401  (compiles or loads its kernel on import)
-            from .position import Game, Position
-
-            # perft kernels are left out on purpose: they compile on the first go perft (in the worker)
-            start = Position.start()
-            first = start.legal_moves()[0]
-            Position.from_fen(start.play(first).fen()).is_capture_pending()
-            game = Game(start)
-            game.push_text(str(first))
-            game.status()
-            game.history_keys()
-            _RULES_DONE.set()
-            _wait_for_child(child)
-            from .search import Searcher
-
-            Searcher(1).warm_up()
-        except BaseException as exc:  # reported by ensure_ready / the worker, never raised here
-            _WARM_ERROR.append(exc)
-        finally:
-            _RULES_DONE.set()
-            _enter_stage("ready")
-
-
-def start_kernel_warmup() -> None:
-    """Start :func:`warm_up_kernels` in a daemon thread (once)."""
-    global _WARM_THREAD
-    with _WARM_LOCK:
-        if _WARM_THREAD is not None or _WARM_DONE.is_set():
-            return
-        _WARM_THREAD = threading.Thread(target=warm_up_kernels, name="uci_checkers-warmup", daemon=True)
-        _WARM_THREAD.start()
-
-
-def kernels_compiling() -> bool:
-    """The kernels are being compiled (not loaded from the cache) and are not ready yet."""
-    return _COMPILING.is_set() and not _WARM_DONE.is_set()
-
-
-def rules_ready() -> bool:
-    """The Position layer's kernels are usable (the search's may still be compiling)."""
-    return _RULES_DONE.is_set()
-
-
-def kernels_ready() -> bool:
-    return _WARM_DONE.is_set()
-
-
-# --------------------------------------------------------------------------------------------------
-# go parameters and the time manager
-# --------------------------------------------------------------------------------------------------
-@dataclass
-class GoParams:
-    """What ``go`` asked for; all optional; times in ms; ``b`` = Black = the first mover."""
-
-    wtime: Optional[int] = None
-    btime: Optional[int] = None
-    winc: Optional[int] = None
-    binc: Optional[int] = None
-    movestogo: Optional[int] = None
-    movetime: Optional[int] = None
-    depth: Optional[int] = None
-    nodes: Optional[int] = None
-    mate: Optional[int] = None
-    infinite: bool = False
-    ponder: bool = False
-    searchmoves: Optional[list[str]] = None
-    start_time: Optional[float] = None   # time.monotonic() when the command arrived (default: go's call)
-
-
-def phase_factor(pieces: int) -> float:
-    """How much of the per-move share of the clock a position deserves, by the pieces on the board.
-
-    The opening (22-24 pieces) is well trodden and cheap; the middle game (about 10-19 pieces)
-    is where English checkers games are won and lost; simple endings need less again.
-    """
-    if pieces >= 22:
-        return 0.7
-    if pieces >= 20:
-        return 1.0
-    if pieces >= 10:
-        return 1.3
-    if pieces >= 6:
-        return 1.1
-    return 0.9
-
-
-class TimeManager:
-    """Optimum (soft) and maximum (hard) time for one move, and the decision to start another iteration.
-
-    * ``movetime``: both limits are ``movetime - overhead``; iterations are never cut short, so
-      the move comes about ``movetime`` after ``go`` arrived.
-    * a clock (``wtime``/``btime`` for the side to move): ``optimum = left / movestogo + 3/4 inc``
-      (``movestogo`` defaults to 30) scaled by the game phase (:func:`phase_factor`: more in the
-      middle game, where games are decided, less in the opening), ``maximum = min(5 * optimum,
-      80 % of what is left)`` (95 % with one move to the control), where *left* is the clock minus
-      ``Move Overhead``: the hard limit never passes the clock minus the overhead.  After each
-      iteration the soft target grows while the best move keeps changing and when the score
-      falls (:meth:`iteration_done`).  One legal move: play at once.
-    * no time given (depth, nodes, mate, infinite): no limit.
-
-    ``lag_ms`` is how late the engine recently answered after a hard limit (see
-    :class:`LagTracker`): on a loaded machine it is kept back as well, so that the move
-    still arrives in time (for ``movetime`` at most half of the move's time is given up).
-
-    The clock starts when ``go`` arrived (``start``), even when the kernels were still
-    compiling then.  A ponder search has no limits until :meth:`ponderhit`, which restarts
-    the clock at that moment.
-    """
-
-    def __init__(self, params: GoParams, turn: int, overhead_ms: int = DEFAULT_MOVE_OVERHEAD_MS,
-                 legal_count: int = 2, start: Optional[float] = None, pieces: int = 24,
-                 lag_ms: float = 0.0) -> None:
-        self.start = start if start is not None else time.monotonic()
-        self.overhead_ms = max(0, int(overhead_ms))
-        self.lag_ms = max(0.0, float(lag_ms))
-        self.pondering = bool(params.ponder)
-        self.single_move = False
-        self.optimum_ms: Optional[float] = None
-        self.maximum_ms: Optional[float] = None
-        self.fixed_time = False
-        self._instability = 0.0
-        self._last_score: Optional[int] = None
-        self._iteration_ends: list[float] = []
-        if params.infinite:
-            return
-        own_time = params.btime if turn == 0 else params.wtime
-        own_inc = (params.binc if turn == 0 else params.winc) or 0
-        if params.movetime is not None:
-            self.fixed_time = True
-            budget = float(max(0, params.movetime - self.overhead_ms))
-            # a loaded machine answers late: keep the observed lag back too (at most half the move)
-            self.optimum_ms = self.maximum_ms = budget - min(self.lag_ms, 0.5 * budget)
-        elif own_time is not None:
-            left = max(0.0, float(own_time - self.overhead_ms))
-            mtg = max(1, params.movestogo) if params.movestogo else DEFAULT_MOVES_TO_GO
-            optimum = (left / mtg + 0.75 * max(0, own_inc)) * phase_factor(pieces)
-            cap = min(left * (0.95 if mtg == 1 else 0.8), max(0.0, left - self.lag_ms))
-            maximum = min(cap, optimum * 5.0)
-            self.optimum_ms = min(optimum, maximum)
-            self.maximum_ms = maximum
-            if legal_count == 1:
-                self.single_move = True
-                self.optimum_ms = 0.0
-                self.maximum_ms = min(maximum, 100.0)
-
-    @staticmethod
-    def _proven_result(depth: int, score: int) -> bool:
-        try:
-            from .search import MATE, MATE_BOUND
-        except ImportError:  # pragma: no cover
-            return False
-        return abs(score) > MATE_BOUND and depth >= MATE - abs(score) + 2
-
-    # --- queries -----------------------------------------------------------------------------
-    @property
-    def limited(self) -> bool:
-        return self.maximum_ms is not None
-
-    def elapsed_ms(self) -> int:
-        return int((time.monotonic() - self.start) * 1000)
-
-    def deadline(self) -> Optional[float]:
-        """The monotonic time of the hard limit, or None (no limit yet / none at all)."""
-        if self.pondering or self.maximum_ms is None:
-            return None
-        return self.start + self.maximum_ms / 1000.0
-
-    def ponderhit(self, now: Optional[float] = None) -> None:
-        """The opponent played the expected move: the clock of this move starts now."""
-        self.start = now if now is not None else time.monotonic()
-        self.pondering = False
-        self._iteration_ends = []
-
-    def iteration_done(self, depth: int, best_changed: bool, score: int) -> bool:
-        """Called by the search after each iteration; True = do not start another one."""
-        now = (time.monotonic() - self.start) * 1000.0
-        self._iteration_ends.append(now)
-        score_drop = self._last_score is not None and score < self._last_score - 30
-        self._last_score = score
-        self._instability = self._instability * 0.5 + (1.0 if best_changed and depth > 1 else 0.0)
-        if self.pondering or self.optimum_ms is None:
-            return False
-        if self.single_move:
-            return True
-        if self.fixed_time:
-            return False  # movetime: search the time asked for; the deadline stops it
-        if self._proven_result(depth, score):
-            return True   # a forced win or loss is proven: more time changes nothing
-        factor = (1.0 + 0.8 * self._instability) * (1.3 if score_drop else 1.0)
-        target = min(self.optimum_ms * factor, self.maximum_ms)
-        if now >= target:
-            return True
-        ends = self._iteration_ends
-        last = ends[-1] - (ends[-2] if len(ends) > 1 else 0.0)
-        before = (ends[-2] - ends[-3]) if len(ends) > 2 else (ends[-2] if len(ends) > 1 else 0.0)
-        ratio = min(4.0, max(1.5, last / before)) if before > 0.5 else 2.0
-        predicted = last * ratio
-        # the next iteration could not finish before the hard limit, or would overshoot the target
-        if now + predicted > self.maximum_ms:
-            return True
-        return now > 0.5 * target and now + predicted > 1.5 * target
-
-
-class LagTracker:
-    """How late, recently, the engine's moves came after their hard time limit.
-
-    On an idle machine a stopped search answers within a few milliseconds; on a loaded one
-    the search thread may wait for a core for tens or hundreds of milliseconds.  A peak
-    follower (the new value if larger, else a slow decay) remembers such delays for the
-    next moves, so that the time manager keeps them back instead of losing on time.
-    """
-
-    DECAY = 0.97         # per timed move: a spike is remembered at half its size 23 moves later
-    CAP_MS = 1000.0
-
-    def __init__(self) -> None:
-        self.lag_ms = 0.0
-        self._lock = threading.Lock()
-
-    def record(self, late_ms: float) -> None:
-        with self._lock:
-            self.lag_ms = min(self.CAP_MS, max(max(0.0, late_ms), self.lag_ms * self.DECAY))
-
-
-# --------------------------------------------------------------------------------------------------
-# The facade
-# --------------------------------------------------------------------------------------------------
 @dataclass
 class _Job:
     """One running go (or perft/bench task)."""
@@ -541,10 +73,10 @@ class Engine:
     author = "uci_checkers developers"
 
     def __init__(self) -> None:
-        from . import __version__
+        from .. import __version__
 
         self.version = __version__
-        self._specs = _build_option_specs()
+        self._specs = build_option_specs()
         self._options: dict[str, Any] = {s.name: s.default for s in self._specs}
         self._lock = threading.RLock()
         self._game: Optional[Game] = None
@@ -611,13 +143,11 @@ class Engine:
 
     def _warm(self) -> None:
         try:
-            start_kernel_warmup()
-            _WARM_DONE.wait()
-            if _WARM_ERROR:
-                raise _WARM_ERROR[0]
+            warmup.start_kernel_warmup()
+            warmup.wait_until_warm()
             import numpy as np
 
-            from .search import Searcher
+            from ..search.alphabeta import Searcher
 
             # read outside the lock (a large database takes seconds); an EGDB option set meanwhile
             # leaves "egdb" pending, so the databases are read again with it
@@ -704,7 +234,7 @@ class Engine:
         """The probe table the EGDB options name (None: none) and the messages for the next go."""
         from pathlib import Path
 
-        from .egdb.store import default_directory, load_directory
+        from ..egdb.store import default_directory, load_directory
 
         pieces = int(self._options["EGDB Pieces"])
         explicit = str(self._options["EGDB Path"]).strip()
@@ -733,7 +263,7 @@ class Engine:
         searcher = self._searcher
         if searcher is None or not searcher.egdb[1]:
             return None
-        from .egdb.probe import NOT_FOUND, describe, probe_position
+        from ..egdb.probe import NOT_FOUND, describe, probe_position
 
         pos = self.game.position
         code = probe_position(searcher.egdb, pos.black, pos.white, pos.kings, pos.turn)
@@ -745,7 +275,7 @@ class Engine:
         """The current game (start position plus moves)."""
         with self._lock:
             if self._game is None:
-                from .position import Game
+                from ..rules.position import Game
 
                 self._game = Game(None, self._options["NoProgressPlies"])
             return self._game
@@ -757,7 +287,7 @@ class Engine:
 
     def new_game(self) -> None:
         """Forget the game and everything learnt (new tables right after a running search reports)."""
-        from .position import Game
+        from ..rules.position import Game
 
         with self._lock:
             self._game = Game(None, self._options["NoProgressPlies"])
@@ -767,7 +297,7 @@ class Engine:
 
     def set_position(self, start: Position, moves: list[str]) -> None:
         """Replace the game by ``start`` plus ``moves``; on any error the old game stays."""
-        from .position import Game
+        from ..rules.position import Game
 
         game = Game(start, self._options["NoProgressPlies"])
         for text in moves:
@@ -778,13 +308,17 @@ class Engine:
     def evaluate_terms(self) -> dict[str, int]:
         """Static evaluation of the current position broken into terms (empty if unavailable)."""
         try:
-            from . import evaluate
+            from ..search import evaluate
         except ImportError:
             return {}
-        terms = getattr(evaluate, "evaluation_terms", None)
-        if terms is None:
-            return {}
-        return dict(terms(self.game.position))
+        searcher = self._searcher
+        if searcher is not None:
+            table = searcher.ev
+        else:
+            from ..search.weights import default_weights
+
+            table = default_weights().table
+        return dict(evaluate.evaluation_terms(self.game.position, table))
 
     def skill_seed(self) -> tuple[int, bool]:
         """The seed of skill-level choices and whether it was just drawn for this game.
@@ -883,7 +417,7 @@ class Engine:
         position = self.game.position
 
         def task(job: _Job) -> Optional[int]:
-            from .perft import perft
+            from ..rules.perft import perft
 
             if depth == 0:
                 return 1
@@ -1006,7 +540,7 @@ class Engine:
     # --- worker --------------------------------------------------------------------------------
     def _snapshot_game(self) -> Game:
         """A private copy of the game for the worker (the host may send position meanwhile)."""
-        from .position import Game
+        from ..rules.position import Game
 
         src = self.game
         copy = Game(src.start, src.no_progress_plies)
@@ -1016,7 +550,7 @@ class Engine:
 
     def _make_limits(self, params: GoParams, searchmoves: Optional[list[Move]],
                      seed: Optional[int]) -> SearchLimits:
-        from .search import SearchLimits
+        from ..search.alphabeta import SearchLimits
 
         limits = SearchLimits(depth=params.depth, nodes=params.nodes, mate=params.mate,
                               searchmoves=searchmoves, multipv=self._options["MultiPV"],
@@ -1136,7 +670,7 @@ class Engine:
             for text in egdb_messages:
                 on_message(text)
         if not legal:
-            from .search import SearchResult
+            from ..search.alphabeta import SearchResult
 
             return SearchResult(None, None, 0, 0, 0)
         kwargs: dict[str, Any] = {}
@@ -1177,9 +711,9 @@ def _fallback_result(moves: list, position: Optional[Position] = None) -> Any:
     with the same fields is used then.
     """
     best = _fallback_choice(moves, position)
-    if kernels_ready() and not _WARM_ERROR:
+    if warmup.kernels_ready() and not warmup.warm_up_failed():
         try:
-            from .search import SearchResult
+            from ..search.alphabeta import SearchResult
 
             return SearchResult(best, None, 0, 0, 0)
         except BaseException:  # the search module itself is broken

@@ -3,7 +3,7 @@
 The evaluation is a sum of table weights over *features* of the position seen by
 the side to move, interpolated between an opening and an endgame weight set by
 the number of pieces on the board (Scan's design, fitted to our own games by
-:mod:`uci_checkers.learn`).  The weights are data (:mod:`uci_checkers.weights`),
+:mod:`uci_checkers.learn`).  The weights are data (:mod:`uci_checkers.search.weights`),
 passed to the kernels as an int64 array ``ev``; nothing here is hand-set.
 
 The oriented view
@@ -51,8 +51,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import ctz, kernel, popcount
-from .bitboard import SQUARE_TO_BIT, SQUARES
+from ..util.jit import ctz, kernel, popcount
+from ..rules.bitboard import SQUARE_TO_BIT, SQUARES
 
 UNIT = 16                      # weights are in 1/16 centi-men
 PHASE_PIECES = 24              # piece count of the pure opening weight set
@@ -354,16 +354,13 @@ def evaluate(black, white, kings, stm, ev):
     return (so * n + se * (PHASE_PIECES - n)) // (PHASE_PIECES * UNIT)
 
 
-def evaluation_terms(position, ev: np.ndarray | None = None) -> dict[str, int]:
+def evaluation_terms(position, ev: np.ndarray) -> dict[str, int]:
     """The static evaluation of ``position`` broken into feature blocks.
 
     Keys: every name of ``TERM_NAMES`` (Black's view, centi-men, rounded; they sum
     to ``total``), ``total`` (Black's view) and ``total_stm`` (the side to move's
-    view, exactly what the search sees).  ``ev`` defaults to the package weights.
+    view, exactly what the search sees) with the weight table ``ev``.
     """
-    if ev is None:
-        from .weights import default_weights
-        ev = default_weights().table
     idx = np.zeros(MAX_ACTIVE, dtype=np.int64)
     cnt = np.zeros(MAX_ACTIVE, dtype=np.int64)
     m = int(feature_list(position.black, position.white, position.kings, position.turn, idx, cnt))

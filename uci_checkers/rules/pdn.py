@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Optional, Union, overload
 
-from .atomicfile import write_text_atomic
+from ..util.atomicfile import write_text_atomic
 from .bitboard import BLACK
 from .notation import NotationError
 from .position import Game, Move, Position

@@ -52,7 +52,7 @@ import sys
 import threading
 from typing import Any, Callable, Iterable, Optional
 
-from .notation import NotationError
+from ..rules.notation import NotationError
 
 __all__ = ["HubSession", "HubError", "parse_hub_line", "format_hub_value", "parse_hub_position",
            "format_hub_position", "parse_hub_move", "format_hub_move", "run_hub", "main"]
@@ -118,7 +118,7 @@ def hub_line(command: str, *pairs: tuple[str, Any]) -> str:
 # --------------------------------------------------------------------------------------------------
 def parse_hub_position(text: str, orientation: str = "normal") -> Any:
     """The :class:`Position` a 33-character Hub position string describes in ``orientation``."""
-    from .position import Position
+    from ..rules.position import Position
 
     s = text.strip()
     if s.lower() == "start":
@@ -250,7 +250,7 @@ class HubSession:
 
     def __init__(self, write: Callable[[str], None], engine: Any = None, orientation: str = "auto") -> None:
         if engine is None:
-            from .engine import Engine
+            from ..engine.facade import Engine
 
             engine = Engine()
         self.engine = engine
@@ -318,7 +318,7 @@ class HubSession:
         return True
 
     def _cmd_hub(self, args: dict, flags: list) -> None:
-        from . import __version__
+        from .. import __version__
 
         self.write(hub_line("id", ("name", self.engine.name), ("version", __version__),
                             ("author", self.engine.author)))
@@ -414,7 +414,7 @@ class HubSession:
             return readings[orient]
         if self.detected in readings:
             return readings[self.detected]
-        from .position import Position
+        from ..rules.position import Position
 
         initial = Position.start()
         for orient, (start, _) in readings.items():
@@ -456,7 +456,7 @@ class HubSession:
         self.level = level
 
     def _go_params(self, mode: str) -> Any:
-        from .engine import GoParams, clamp_go_number
+        from ..engine.timeman import GoParams, clamp_go_number
 
         level, self.level = self.level, {}
         params = GoParams(ponder=(mode == "ponder"))
@@ -640,7 +640,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if orientation not in ORIENTATIONS:
         print(f"uci-checkers hub: orientation must be one of {', '.join(ORIENTATIONS)}", file=sys.stderr)
         return 2
-    from .engine import stop_warmup_children
+    from ..engine.warmup import stop_warmup_children
 
     try:
         return run_hub(_stdin_lines(), _stdout_write, None, orientation)

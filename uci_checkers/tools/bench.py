@@ -93,8 +93,8 @@ def run_bench(depth: int = DEFAULT_DEPTH, hash_mb: int = BENCH_HASH_MB,
     once the kernels are compiled.  Setting ``stop[0] = 1`` (an int64 array of one) ends
     the search in progress; that position is not counted and no further one is started.
     """
-    from .position import Game, Position
-    from .search import Searcher, SearchLimits
+    from ..rules.position import Game, Position
+    from ..search.alphabeta import Searcher, SearchLimits
 
     searcher = Searcher(hash_mb)
     searcher.warm_up()
@@ -132,8 +132,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         parser.error("depth must be between 1 and 64")
     if not 1 <= args.hash <= MAX_HASH_MB:
         parser.error(f"--hash must be between 1 and {MAX_HASH_MB}")
-    from .cli import COMPILING_NOTICE
-    from .interrupts import raise_if_interrupted
+    from ..util.commandline import COMPILING_NOTICE
+    from ..util.interrupts import raise_if_interrupted
 
     done_positions = [0]
 

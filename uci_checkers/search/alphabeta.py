@@ -3,14 +3,14 @@
 Kernels
 -------
 ``_ab`` is a negamax alpha-beta with principal-variation search over the rules
-of :mod:`uci_checkers.movegen`:
+of :mod:`uci_checkers.rules.movegen`:
 
 * a position whose side to move has a capture is never a leaf: at depth <= 0
   the search goes on through the (forced) captures, so the evaluation only
   ever sees quiet positions;
 * a position with a single legal move is searched without spending depth
   (single-reply extension; capture chains are mostly single replies);
-* transposition table (:mod:`uci_checkers.tt`) with mate scores stored
+* transposition table (:mod:`uci_checkers.search.tt`) with mate scores stored
   relative to the node;
 * move ordering: table move, captures (most pieces, kings first), killers,
   promotions, history;
@@ -54,16 +54,16 @@ from typing import Callable, Optional, Protocol
 
 import numpy as np
 
-from . import movegen as mg
+from ..rules import movegen as mg
 from . import tt as ttm
-from ._jit import borrow, ctz, kernel, popcount
-from .bitboard import BLACK_CROWN, SQUARES, WHITE_CROWN
-from .egdb.probe import NOT_FOUND_SCORE as EGDB_NO_SCORE
-from .egdb.probe import empty_table as egdb_empty_table
-from .egdb.probe import root_choice as egdb_root_choice
-from .egdb.probe import search_score as egdb_score
+from ..util.jit import borrow, ctz, kernel, popcount
+from ..rules.bitboard import BLACK_CROWN, SQUARES, WHITE_CROWN
+from ..egdb.probe import NOT_FOUND_SCORE as EGDB_NO_SCORE
+from ..egdb.probe import empty_table as egdb_empty_table
+from ..egdb.probe import root_choice as egdb_root_choice
+from ..egdb.probe import search_score as egdb_score
 from .evaluate import evaluate
-from .position import Game, Move, Position
+from ..rules.position import Game, Move, Position
 from .weights import EvalWeights, default_weights
 
 MATE = 30000            # score of a side to move that has already lost is -MATE

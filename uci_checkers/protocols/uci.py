@@ -26,8 +26,10 @@ import time
 import traceback
 from typing import Any, Callable, Optional
 
-from .engine import (GO_NUMBER_BOUNDS, Engine, EngineBusyError, GoParams, OptionError, clamp_go_number,
-                     kernels_compiling)
+from ..engine.timeman import GO_NUMBER_BOUNDS, GoParams, clamp_go_number
+from ..engine.facade import Engine, EngineBusyError
+from ..engine.options import OptionError
+from ..engine.warmup import kernels_compiling
 
 MAX_LINE_BYTES = 64 * 1024          # longer input lines are dropped with an error
 MAX_ERROR_TEXT = 160                # echo at most this much of a bad token
@@ -242,8 +244,8 @@ class Protocol:
         self.position_given = False
 
     def _position(self, tokens: list[str], line: str) -> None:
-        from .notation import NotationError
-        from .position import Position
+        from ..rules.notation import NotationError
+        from ..rules.position import Position
 
         if len(tokens) < 2:
             raise ProtocolError("position needs startpos or fen <FEN>")
@@ -311,7 +313,7 @@ class Protocol:
         return params, None
 
     def _go(self, tokens: list[str], line: str, received: float) -> None:
-        from .notation import NotationError
+        from ..rules.notation import NotationError
 
         eng = self.engine
         params, perft = self._parse_go(tokens)
@@ -455,14 +457,14 @@ class Protocol:
             depth = _parse_ascii_int(tokens[1], "bench: depth")
             if not 1 <= depth <= 64:
                 raise ProtocolError(f"bench: depth must be 1..64, not {depth}")
-        if importlib.util.find_spec(f"{__package__}.bench") is None:
+        if importlib.util.find_spec(f"{__package__.rpartition('.')[0]}.tools.bench") is None:
             raise ProtocolError("bench unavailable")
 
         def task(job: Any) -> Any:
             import importlib
             import inspect
 
-            module = importlib.import_module(f"{__package__}.bench")
+            module = importlib.import_module(f"{__package__.rpartition('.')[0]}.tools.bench")
             run = getattr(module, "run_bench", None)
             if run is None:
                 self.error("bench unavailable")
@@ -655,7 +657,7 @@ def _loop(proto: Protocol, lines: "queue.Queue[tuple[Optional[str], int, float]]
 def _exit(code: int) -> None:
     """Flush and leave at once: compile or search threads may still be running (daemon threads);
     a compile child process is killed with its process group."""
-    from .engine import stop_warmup_children
+    from ..engine.warmup import stop_warmup_children
 
     stop_warmup_children()
     try:

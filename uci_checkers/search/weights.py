@@ -13,7 +13,7 @@ File layout (little-endian)::
     int32 * (2 * nf)                opening weights, then endgame weights (1/unit centi-men)
     32 bytes                        SHA-256 of everything before it
 
-The header's ``layout`` names the feature layout of :mod:`uci_checkers.evaluate`
+The header's ``layout`` names the feature layout of :mod:`uci_checkers.search.evaluate`
 (``FEATURE_LAYOUT``): weights trained for another layout are refused.  Its
 ``provenance`` records what the weights came from (data shards and their digest,
 positions, seed, commit, losses), so a set can be reproduced.
@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .atomicfile import write_bytes_atomic
+from ..util.atomicfile import write_bytes_atomic
 
 MAGIC = b"UCKWEIGHTS\n"
 FORMAT_VERSION = 1

@@ -1,0 +1,53 @@
+"""What every command-line tool shares: ``--option NAME=VALUE`` parsing, the output-path check made before any
+work, and the notice printed while a first run compiles the kernels."""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Any, Callable
+
+
+def parse_option_args(items: list[str]) -> dict[str, str]:
+    """``--option NAME=VALUE`` arguments of the tool subcommands as a dict; ValueError names a bad one."""
+    options = {}
+    for item in items:
+        if "=" not in item:
+            raise ValueError(f"--option needs NAME=VALUE, not {item!r}")
+        name, value = item.split("=", 1)
+        options[name.strip()] = value.strip()
+    return options
+
+
+COMPILING_NOTICE = "compiling the search kernels (a first run takes 10-20 s)..."
+
+
+def announce_if_slow(wait: Callable[[], Any], message: str, after: float = 1.0) -> Any:
+    """``wait()``; print ``message`` on stderr if it has not returned after ``after`` seconds
+    (so a cold compile is never a silent pause)."""
+    timer = threading.Timer(after, lambda: print(message, file=sys.stderr, flush=True))
+    timer.daemon = True
+    timer.start()
+    try:
+        return wait()
+    finally:
+        timer.cancel()
+
+
+def check_output_path(path: str, what: str) -> None:
+    """Raise ValueError (one clear line) unless ``path`` can be written: call it before any work.
+
+    The directory must exist and be writable, and ``path`` must not be a directory or a
+    read-only file.  Nothing is created.
+    """
+    if not path:
+        raise ValueError(f"{what}: empty file name")
+    if os.path.isdir(path):
+        raise ValueError(f"{what} {path!r} is a directory")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ValueError(f"{what} {path!r}: directory {folder!r} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{what} {path!r}: directory {folder!r} is not writable")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise ValueError(f"{what} {path!r} is not writable")
