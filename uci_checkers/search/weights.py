@@ -10,13 +10,20 @@ File layout (little-endian)::
     b"UCKWEIGHTS\\n"                 magic (11 bytes)
     uint32                          length of the header
     header                          UTF-8 JSON: format, layout, nf, unit, provenance
-    int32 * (2 * nf)                opening weights, then endgame weights (1/unit centi-men)
+    int32 * n                       the weights (see below)
     32 bytes                        SHA-256 of everything before it
 
-The header's ``layout`` names the feature layout of :mod:`uci_checkers.search.evaluate`
-(``FEATURE_LAYOUT``): weights trained for another layout are refused.  Its
-``provenance`` records what the weights came from (data shards and their digest,
-positions, seed, commit, losses), so a set can be reproduced.
+The header's ``layout`` names the evaluation the weights are for, and so the file's kind:
+
+* ``patterns``: the pattern tables of :mod:`uci_checkers.search.evaluate` (layout
+  ``FEATURE_LAYOUT``; header ``nf`` and ``unit``): ``2 * nf`` weights, opening and endgame
+  interleaved, in 1/unit centi-men;
+* ``network``: the network of :mod:`uci_checkers.search.nnue` (layout ``nnue.LAYOUT``;
+  header ``size``): ``nnue.NET_SIZE`` quantised weights in the order that module gives.
+
+A file of any other layout is refused.  Its ``provenance`` records what the weights came
+from (data shards and their digest, positions, seed, commit, losses), so a set can be
+reproduced.
 """
 from __future__ import annotations
 
@@ -37,6 +44,8 @@ from ..util.atomicfile import write_bytes_atomic
 MAGIC = b"UCKWEIGHTS\n"
 FORMAT_VERSION = 1
 DEFAULT_NAME = "eval.weights"
+KIND_PATTERNS = "patterns"
+KIND_NETWORK = "network"
 
 
 class WeightsError(ValueError):
@@ -45,12 +54,16 @@ class WeightsError(ValueError):
 
 @dataclass(frozen=True)
 class EvalWeights:
-    """Weights as the kernels take them (``table``: int64, opening then endgame) and their header."""
+    """Weights as the kernels take them and their header.
+
+    ``kind`` ``patterns``: ``table`` is int64 (opening and endgame interleaved); ``network``:
+    ``table`` is the int32 net array of :mod:`uci_checkers.search.nnue`."""
 
     table: np.ndarray
     header: dict[str, Any] = field(default_factory=dict)
     checksum: str = ""             # SHA-256 (hex) stored in the file
     path: str = ""
+    kind: str = KIND_PATTERNS
 
 
 def default_path() -> Path:
@@ -88,30 +101,31 @@ def check_file(path: str | os.PathLike) -> tuple[dict[str, Any], bytes, str]:
 
 
 def load_weights(path: str | os.PathLike) -> EvalWeights:
-    """Read and verify a weights file for this evaluation; :class:`WeightsError` says what is wrong."""
+    """Read and verify a weights file of either kind; :class:`WeightsError` says what is wrong."""
+    from . import nnue
     from .evaluate import FEATURE_LAYOUT, NF, UNIT
     p = Path(path)
     header, payload, checksum = check_file(p)
-    if header.get("layout") != FEATURE_LAYOUT or header.get("nf") != NF or header.get("unit") != UNIT:
+    layout = header.get("layout")
+    if layout == nnue.LAYOUT:
+        if header.get("size") != nnue.NET_SIZE or len(payload) != nnue.NET_SIZE * 4:
+            raise WeightsError(f"evaluation weights file {p} holds {len(payload) // 4} network weights, "
+                               f"expected {nnue.NET_SIZE}")
+        net = np.frombuffer(payload, dtype="<i4").astype(np.int32)
+        return EvalWeights(net, header, checksum, str(p), KIND_NETWORK)
+    if layout != FEATURE_LAYOUT or header.get("nf") != NF or header.get("unit") != UNIT:
         raise WeightsError(f"evaluation weights file {p} was made for another evaluation "
-                           f"(layout {header.get('layout')!r}, {header.get('nf')} features)")
+                           f"(layout {layout!r}, {header.get('nf')} features)")
     if len(payload) != 2 * NF * 4:
         raise WeightsError(f"evaluation weights file {p} holds {len(payload)} bytes of weights, "
                            f"expected {2 * NF * 4}")
     table = np.frombuffer(payload, dtype="<i4").astype(np.int64)
-    return EvalWeights(table, header, checksum, str(p))
+    return EvalWeights(table, header, checksum, str(p), KIND_PATTERNS)
 
 
-def save_weights(path: str | os.PathLike, table: np.ndarray, provenance: dict[str, Any]) -> EvalWeights:
-    """Write ``table`` (2*NF integers, 1/UNIT centi-men) atomically with its header and checksum."""
-    from .evaluate import FEATURE_LAYOUT, NF, UNIT
-    arr = np.asarray(table)
-    if arr.shape != (2 * NF,):
-        raise ValueError(f"weights table must have shape ({2 * NF},), not {arr.shape}")
-    if np.abs(arr).max(initial=0) >= 2**31:
+def _write(path: str | os.PathLike, header: dict[str, Any], arr: np.ndarray) -> EvalWeights:
+    if np.abs(arr.astype(np.int64)).max(initial=0) >= 2**31:
         raise ValueError("weights out of int32 range")
-    header = {"format": FORMAT_VERSION, "layout": FEATURE_LAYOUT, "nf": NF, "unit": UNIT,
-              "provenance": provenance}
     hbytes = json.dumps(header, sort_keys=True, indent=1).encode("utf-8")
     body = MAGIC + struct.pack("<I", len(hbytes)) + hbytes + arr.astype("<i4").tobytes()
     data = body + hashlib.sha256(body).digest()
@@ -119,6 +133,30 @@ def save_weights(path: str | os.PathLike, table: np.ndarray, provenance: dict[st
     p.parent.mkdir(parents=True, exist_ok=True)
     write_bytes_atomic(p, data)
     return load_weights(p)
+
+
+def save_weights(path: str | os.PathLike, table: np.ndarray, provenance: dict[str, Any]) -> EvalWeights:
+    """Write a pattern ``table`` (2*NF integers, 1/UNIT centi-men) atomically with its header and checksum."""
+    from .evaluate import FEATURE_LAYOUT, NF, UNIT
+    arr = np.asarray(table)
+    if arr.shape != (2 * NF,):
+        raise ValueError(f"weights table must have shape ({2 * NF},), not {arr.shape}")
+    header = {"format": FORMAT_VERSION, "layout": FEATURE_LAYOUT, "nf": NF, "unit": UNIT,
+              "provenance": provenance}
+    return _write(path, header, arr)
+
+
+def save_network(path: str | os.PathLike, net: np.ndarray, provenance: dict[str, Any]) -> EvalWeights:
+    """Write a quantised network (``nnue.NET_SIZE`` integers) atomically with its header and checksum."""
+    from . import nnue
+    arr = np.asarray(net)
+    if arr.shape != (nnue.NET_SIZE,):
+        raise ValueError(f"network must have shape ({nnue.NET_SIZE},), not {arr.shape}")
+    w1 = arr[nnue.O_W1:nnue.O_BUCKETS].astype(np.int64)
+    if np.abs(w1).max(initial=0) >= 2**15:
+        raise ValueError("first-layer weights out of int16 range")
+    header = {"format": FORMAT_VERSION, "layout": nnue.LAYOUT, "size": nnue.NET_SIZE, "provenance": provenance}
+    return _write(path, header, arr)
 
 
 @functools.lru_cache(maxsize=1)
