@@ -80,30 +80,31 @@ def test_features_match_the_reference():
     for pos in random_positions(40, seed=11):
         for persp in (0, 1):
             acc = N.new_accumulators()
-            net = np.zeros(N.NET_SIZE, dtype=np.int32)
+            net = np.zeros(N.NET_SIZE, dtype=np.float32)
             want = sorted(reference_inputs(pos, persp))
             got = []
             for f in range(N.N_IN):     # one-hot rows: the accumulator counts each input's uses
                 net[:] = 0
                 net[N.O_W1 + f * N.H] = 1
                 N.refresh(pos.black, pos.white, pos.kings, net, acc, 0)
-                got += [f] * int(acc[0, persp, 0])
+                got += [f] * int(acc[persp * N.H])
             assert got == want, pos.fen()
 
 
 def test_kernel_forward_pass_matches_the_reference():
     net = random_net()
+    knet = N.kernel_net(net)
     acc = N.new_accumulators()
     scores = set()
     for pos in random_positions(60, seed=5):
-        got = int(N.evaluate_position(pos.black, pos.white, pos.kings, pos.turn, net, acc))
+        got = int(N.evaluate_position(pos.black, pos.white, pos.kings, pos.turn, knet, acc))
         assert got == reference_eval(pos, net), pos.fen()
         scores.add(got)
     assert len(scores) > 20          # the random net is not degenerate (all clipped to one value)
 
 
 def test_colour_symmetry_with_any_weights():
-    net = random_net(seed=8)
+    net = N.kernel_net(random_net(seed=8))
     acc = N.new_accumulators()
     for pos in random_positions(60, seed=9):
         m = mirror(pos)
@@ -112,7 +113,7 @@ def test_colour_symmetry_with_any_weights():
 
 
 def test_incremental_updates_equal_a_full_recompute_along_random_games():
-    net = random_net(seed=4)
+    net = N.kernel_net(random_net(seed=4))
     acc = N.new_accumulators()
     fresh = N.new_accumulators()
     rng = random.Random(2)
@@ -126,9 +127,9 @@ def test_incremental_updates_equal_a_full_recompute_along_random_games():
                 break
             nxt = pos.play(rng.choice(moves))         # captures, multi-jumps and crowning included
             N.update(pos.black, pos.white, pos.kings, nxt.black, nxt.white, nxt.kings, net, acc, 0, 1)
-            acc[0] = acc[1]
+            acc[:N.ROW] = acc[N.ROW:2 * N.ROW]
             N.refresh(nxt.black, nxt.white, nxt.kings, net, fresh, 0)
-            assert np.array_equal(acc[0], fresh[0]), nxt.fen()
+            assert np.array_equal(acc[:N.ROW], fresh[:N.ROW]), nxt.fen()
             pos = nxt
             steps += 1
     assert steps > 500
@@ -137,7 +138,7 @@ def test_incremental_updates_equal_a_full_recompute_along_random_games():
 def test_lazy_stack_equals_a_full_recompute_through_a_random_tree():
     """The search's use: enter nodes depth-first (note_position), evaluate some of them (evaluate_at),
     leave them in any order; every score equals the from-scratch evaluation."""
-    net = random_net(seed=6)
+    net = N.kernel_net(random_net(seed=6))
     acc = N.new_accumulators()
     scratch = N.new_accumulators()
     ws = np.zeros(WS_SIZE, dtype=np.int64)
@@ -182,6 +183,10 @@ def test_network_file_round_trip_and_refusals(tmp_path):
     big[N.O_W1] = 40000
     with pytest.raises(ValueError, match="int16"):
         W.save_network(tmp_path / "big.weights", big, {})
+    big = net.copy()
+    big[N.O_BUCKETS + N.B_W2:N.O_BUCKETS + N.B_W2 + 2 * N.H] = 600   # 127 * 256 * 600 > 2^24: inexact
+    with pytest.raises(ValueError, match="exact"):
+        W.save_network(tmp_path / "big.weights", big, {})
 
 
 def test_the_pattern_weights_keep_their_kind():
@@ -203,8 +208,8 @@ def test_search_with_a_network_is_reproducible_and_uses_it(tmp_path):
 def test_depth_one_search_scores_are_the_static_network_scores(tmp_path):
     """At depth 1 a root child where neither side can capture is a leaf: the search's score is the best
     of minus the children's evaluations (the lazy stack is refreshed at ply 1)."""
-    net = random_net(seed=2)
-    weights = W.save_network(tmp_path / "n.weights", net, {"test": True})
+    net = N.kernel_net(random_net(seed=2))
+    weights = W.save_network(tmp_path / "n.weights", net.astype(np.int32), {"test": True})
     acc = N.new_accumulators()
     checked = 0
     for pos in random_positions(80, seed=12, max_plies=40):

@@ -291,7 +291,7 @@ def _static(black, white, kings, stm, ply, ws, ev, net, acc):
 
 
 @kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64[:], "
-        "int64[:], int64[:], int32[::1], int32[:, :, ::1])")
+        "int64[:], int64[:], float32[::1], float32[::1])")
 def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, stop, ev, net, acc):
     nodes = ws[C_NODES] + 1
     ws[C_NODES] = nodes
@@ -553,7 +553,7 @@ class Searcher:
         self.weights = weights if weights is not None else default_weights()
         if self.weights.kind == KIND_NETWORK:
             self.ev = np.zeros(1, dtype=np.int64)
-            self.net = np.array(self.weights.table, dtype=np.int32)   # a private, writable copy
+            self.net = nnue.kernel_net(self.weights.table)
             self.acc = nnue.new_accumulators()
         else:
             self.ev = np.array(self.weights.table, dtype=np.int64)   # a private, writable copy for the kernels

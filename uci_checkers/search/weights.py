@@ -112,6 +112,10 @@ def load_weights(path: str | os.PathLike) -> EvalWeights:
             raise WeightsError(f"evaluation weights file {p} holds {len(payload) // 4} network weights, "
                                f"expected {nnue.NET_SIZE}")
         net = np.frombuffer(payload, dtype="<i4").astype(np.int32)
+        try:
+            nnue.check_ranges(net)
+        except ValueError as exc:
+            raise WeightsError(f"evaluation weights file {p} holds an unusable network: {exc}") from None
         return EvalWeights(net, header, checksum, str(p), KIND_NETWORK)
     if layout != FEATURE_LAYOUT or header.get("nf") != NF or header.get("unit") != UNIT:
         raise WeightsError(f"evaluation weights file {p} was made for another evaluation "
@@ -147,14 +151,11 @@ def save_weights(path: str | os.PathLike, table: np.ndarray, provenance: dict[st
 
 
 def save_network(path: str | os.PathLike, net: np.ndarray, provenance: dict[str, Any]) -> EvalWeights:
-    """Write a quantised network (``nnue.NET_SIZE`` integers) atomically with its header and checksum."""
+    """Write a quantised network (``nnue.NET_SIZE`` integers) atomically with its header and checksum;
+    ValueError if the weights do not fit the kernels' exact arithmetic (``nnue.check_ranges``)."""
     from . import nnue
     arr = np.asarray(net)
-    if arr.shape != (nnue.NET_SIZE,):
-        raise ValueError(f"network must have shape ({nnue.NET_SIZE},), not {arr.shape}")
-    w1 = arr[nnue.O_W1:nnue.O_BUCKETS].astype(np.int64)
-    if np.abs(w1).max(initial=0) >= 2**15:
-        raise ValueError("first-layer weights out of int16 range")
+    nnue.check_ranges(arr)
     header = {"format": FORMAT_VERSION, "layout": nnue.LAYOUT, "size": nnue.NET_SIZE, "provenance": provenance}
     return _write(path, header, arr)
 
