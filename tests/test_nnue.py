@@ -223,3 +223,19 @@ def test_depth_one_search_scores_are_the_static_network_scores(tmp_path):
         assert res.score == want, pos.fen()
         checked += 1
     assert checked >= 10
+
+
+def test_eval_terms_of_a_network_engine(tmp_path, monkeypatch):
+    """The engine's ``eval`` terms come from the network when the weights are a network."""
+    from uci_checkers.engine.facade import Engine
+    from uci_checkers.search import alphabeta
+    net = random_net(seed=9)
+    weights = W.save_network(tmp_path / "n.weights", net, {"test": True})
+    monkeypatch.setattr(W, "default_weights", lambda: weights)
+    monkeypatch.setattr(alphabeta, "default_weights", lambda: weights)
+    eng = Engine()
+    eng.set_position(Position.from_fen("W:W18,24,27,28,K10:B6,12,16,K30"), [])
+    terms = eng.evaluate_terms()
+    pos = eng.game.position
+    want = int(N.evaluate_position(pos.black, pos.white, pos.kings, pos.turn, N.kernel_net(net), N.new_accumulators()))
+    assert terms == {"network": -want, "total": -want, "total_stm": want}

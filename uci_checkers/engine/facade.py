@@ -311,13 +311,14 @@ class Engine:
             from ..search import evaluate
         except ImportError:
             return {}
-        searcher = self._searcher
-        if searcher is not None:
-            table = searcher.ev
-        else:
-            from ..search.weights import default_weights
+        from ..search import nnue
+        from ..search.weights import KIND_NETWORK, default_weights
 
-            table = default_weights().table
+        searcher = self._searcher
+        weights = searcher.weights if searcher is not None else default_weights()
+        if weights.kind == KIND_NETWORK:
+            return nnue.evaluation_terms(self.game.position, weights.table)
+        table = searcher.ev if searcher is not None else weights.table
         return dict(evaluate.evaluation_terms(self.game.position, table))
 
     def skill_seed(self) -> tuple[int, bool]:

@@ -311,3 +311,13 @@ def evaluate_at(ws, base, ply, stm, net, acc):
         ws[at + POS_WORDS + 3] = 1
     at = base + POS_WORDS * ply
     return forward(borrow(acc), ply, stm, bucket_of(ws[at], ws[at + 1]), borrow(net))
+
+
+def evaluation_terms(position, net: np.ndarray) -> dict[str, int]:
+    """The network's static score of ``position`` as the engine's ``eval`` shows it: one term
+    (``network``, Black's view), ``total`` (Black's view) and ``total_stm`` (the side to move's).
+    ``net``: the integer weights, or :func:`kernel_net` of them (then not copied again)."""
+    score = int(evaluate_position(position.black, position.white, position.kings, position.turn,
+                                  kernel_net(net), new_accumulators()))
+    sign = 1 if position.turn == 0 else -1
+    return {"network": sign * score, "total": sign * score, "total_stm": score}
