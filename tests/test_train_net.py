@@ -89,3 +89,23 @@ def test_bad_input_is_one_line(tmp_path):
                           timeout=120)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().count("\n") == 0 and "nope" in proc.stderr
+
+
+def test_an_interrupt_keeps_the_best_finished_epoch(shards, monkeypatch):
+    """Ctrl-C keeps finished work: after one finished epoch the trainer returns that epoch's network."""
+    data = load_shards([shards])
+    calls = {"n": 0}
+    real = T.log_loss
+
+    def interrupt_in_second_epoch(z, t):
+        calls["n"] += 1
+        if calls["n"] == 2:                   # the second epoch's validation
+            raise KeyboardInterrupt
+        return real(z, t)
+    monkeypatch.setattr(T, "log_loss", interrupt_in_second_epoch)
+    net, report = T.train(data, T.NetConfig(epochs=3, batch=128, val_share=0.25, seed=3), progress=None)
+    assert report["interrupted"] and report["best_epoch"] == 1 and len(report["history"]) == 1
+    N.check_ranges(net)
+    monkeypatch.setattr(T, "log_loss", lambda z, t: (_ for _ in ()).throw(KeyboardInterrupt))
+    with pytest.raises(KeyboardInterrupt):    # nothing finished: nothing to keep
+        T.train(data, T.NetConfig(epochs=2, batch=128, val_share=0.25, seed=3), progress=None)

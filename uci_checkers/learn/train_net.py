@@ -71,7 +71,9 @@ def white_permutation() -> np.ndarray:
 
 
 def buckets(data: PositionSet) -> np.ndarray:
-    pieces = np.array([bin(int(b | w)).count("1") for b, w in zip(data.black, data.white)], dtype=np.int64)
+    """``nnue.bucket_of`` of every position."""
+    occ = np.ascontiguousarray(data.black | data.white, dtype="<i8")
+    pieces = np.unpackbits(occ.view(np.uint8)).reshape(-1, 64).sum(axis=1).astype(np.int64)
     return np.clip((pieces - 1) // 6, 0, N.N_BUCKETS - 1)
 
 
@@ -166,7 +168,10 @@ class _Tensors:
 
 def train(data: PositionSet, config: NetConfig, progress=sys.stderr,
           pdn: Optional[PositionSet] = None) -> tuple[np.ndarray, dict[str, Any]]:
-    """Fit, keep the best validation epoch, quantise; returns (net array, report)."""
+    """Fit, keep the best validation epoch, quantise; returns (net array, report).
+
+    Interrupted (KeyboardInterrupt) after at least one finished epoch, it stops there and returns the
+    best finished epoch, with ``report["interrupted"]`` True; before that the interrupt propagates."""
     torch = _torch()
     torch.set_num_threads(1)                 # deterministic, and one core of a shared machine
     t0 = time.monotonic()
@@ -181,8 +186,34 @@ def train(data: PositionSet, config: NetConfig, progress=sys.stderr,
     sched = torch.optim.lr_scheduler.ExponentialLR(opt, config.lr_decay)
     gen = torch.Generator().manual_seed(config.seed)
     lossf = torch.nn.BCEWithLogitsLoss()
-    best: tuple[float, Optional[dict], int] = (float("inf"), None, 0)
-    history = []
+    best_box: list[tuple[float, Optional[dict], int]] = [(float("inf"), None, 0)]
+    history: list[dict] = []
+    try:
+        _epochs(torch, model, opt, sched, gen, lossf, tr, va, config, progress, t0, history, best_box)
+    except KeyboardInterrupt:
+        if best_box[0][1] is None:
+            raise
+        if progress is not None:
+            progress.write("\ninterrupted: keeping the best finished epoch\n")
+    best = best_box[0]
+    model.load_state_dict(best[1])
+    net = quantise(model, scale)
+    report: dict[str, Any] = {
+        "positions": len(data), "train_positions": len(tr), "val_positions": len(va),
+        "scale": round(float(scale), 4), "source_scales": {str(k): round(v, 2) for k, v in scales.items()},
+        "best_epoch": best[2], "val_loss": round(best[0], 6), "history": history,
+        "interrupted": len(history) < config.epochs,
+        "seconds": round(time.monotonic() - t0, 1), "torch": torch.__version__}
+    if pdn is not None:
+        pt = _Tensors(torch, pdn, pdn.result / 2.0)
+        report["pdn_validation"] = {"positions": len(pdn),
+                                    "log_loss": round(log_loss(pt.logits(torch, model), pdn.result / 2.0), 6)}
+    return net, report
+
+
+def _epochs(torch, model, opt, sched, gen, lossf, tr: _Tensors, va: _Tensors, config: NetConfig, progress,
+            t0: float, history: list, best_box: list) -> None:
+    """The training epochs; ``best_box[0]`` is (validation loss, state, epoch) of the best so far."""
     for epoch in range(1, config.epochs + 1):
         model.train()
         order = torch.randperm(len(tr), generator=gen)
@@ -209,20 +240,8 @@ def train(data: PositionSet, config: NetConfig, progress=sys.stderr,
             progress.write(f"\repoch {epoch}/{config.epochs}: train loss {tl:.5f}  validation log-loss {vl:.5f}"
                            f"  ({time.monotonic() - t0:.0f} s)\n")
             progress.flush()
-        if len(va) == 0 or vl < best[0]:
-            best = (vl, {k: v.clone() for k, v in model.state_dict().items()}, epoch)
-    model.load_state_dict(best[1])
-    net = quantise(model, scale)
-    report: dict[str, Any] = {
-        "positions": len(data), "train_positions": len(tr), "val_positions": len(va),
-        "scale": round(float(scale), 4), "source_scales": {str(k): round(v, 2) for k, v in scales.items()},
-        "best_epoch": best[2], "val_loss": round(best[0], 6), "history": history,
-        "seconds": round(time.monotonic() - t0, 1), "torch": torch.__version__}
-    if pdn is not None:
-        pt = _Tensors(torch, pdn, pdn.result / 2.0)
-        report["pdn_validation"] = {"positions": len(pdn),
-                                    "log_loss": round(log_loss(pt.logits(torch, model), pdn.result / 2.0), 6)}
-    return net, report
+        if len(va) == 0 or vl < best_box[0][0]:
+            best_box[0] = (vl, {k: v.clone() for k, v in model.state_dict().items()}, epoch)
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -265,7 +284,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         net, report = train(data, config, pdn=pdn)
     except KeyboardInterrupt:
-        print("\nuci-checkers train-net: interrupted; no weights written", file=sys.stderr)
+        print("\nuci-checkers train-net: interrupted before the first epoch ended; no weights written",
+              file=sys.stderr)
         return 130
     if pdn is not None:
         report["pdn_validation"]["file"] = Path(args.validate_pdn).name
@@ -278,4 +298,4 @@ def main(argv: Optional[list[str]] = None) -> int:
     print(json.dumps({"out": str(out), "checksum": saved.checksum, **{k: report[k] for k in (
         "positions", "val_loss", "best_epoch", "scale", "seconds")},
         **({"pdn_log_loss": report["pdn_validation"]["log_loss"]} if pdn is not None else {})}))
-    return 0
+    return 130 if report["interrupted"] else 0
