@@ -139,7 +139,7 @@ def test_lazy_stack_equals_a_full_recompute_through_a_random_tree():
     """The search's use: enter nodes depth-first (note_position), evaluate some of them (evaluate_at),
     leave them in any order; every score equals the from-scratch evaluation."""
     net = N.kernel_net(random_net(seed=6))
-    acc = N.new_accumulators()
+    nn = N.thread_array(random_net(seed=6))
     scratch = N.new_accumulators()
     ws = np.zeros(WS_SIZE, dtype=np.int64)
     rng = random.Random(7)
@@ -149,7 +149,7 @@ def test_lazy_stack_equals_a_full_recompute_through_a_random_tree():
         nonlocal checked
         N.note_position(ws, W_NNPOS, ply, pos.black, pos.white, pos.kings)
         if rng.random() < 0.4:
-            got = int(N.evaluate_at(ws, W_NNPOS, ply, pos.turn, net, acc))
+            got = int(N.evaluate_at(ws, W_NNPOS, ply, pos.turn, nn))
             assert got == int(N.evaluate_position(pos.black, pos.white, pos.kings, pos.turn, net, scratch))
             checked += 1
         if ply >= 9:

@@ -282,17 +282,17 @@ def _reward_quiet_cutoff(ws, ply, mv, k1, hbase, depth):
 
 
 @kernel
-def _static(black, white, kings, stm, ply, ws, ev, net, acc):
-    """The static score of the node at ``ply``: the network when there is one (``net`` not empty),
-    else the pattern tables ``ev``."""
-    if net.shape[0] != 0:
-        return nnue.evaluate_at(ws, W_NNPOS, ply, stm, net, acc)
+def _static(black, white, kings, stm, ply, ws, ev, nn):
+    """The static score of the node at ``ply``: the network when there is one (``nn``, the thread's
+    weights and accumulators, not empty), else the pattern tables ``ev``."""
+    if nn.shape[0] != 0:
+        return nnue.evaluate_at(ws, W_NNPOS, ply, stm, nn)
     return evaluate(black, white, kings, stm, ev)
 
 
 @kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64[:], "
-        "int64[:], int64[:], float32[::1], float32[::1])")
-def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, stop, ev, net, acc):
+        "int64[:], int64[:], float32[::1])")
+def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, stop, ev, nn):
     nodes = ws[C_NODES] + 1
     ws[C_NODES] = nodes
     if (nodes & 1023) == 0 and stop[0] != 0:
@@ -304,7 +304,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
     ws[W_PVLEN + ply] = ply
     if ply > ws[C_SELDEPTH]:
         ws[C_SELDEPTH] = ply
-    if net.shape[0] != 0:
+    if nn.shape[0] != 0:
         nnue.note_position(ws, W_NNPOS, ply, black, white, kings)
 
     if _repeats(ws, key, ply, qp):
@@ -333,17 +333,17 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
     threat = False
     if depth <= 0 and not capt:
         if depth <= -QS_THREAT or not mg.has_capture(black, white, kings, 1 - stm):
-            return _static(black, white, kings, stm, ply, ws, ev, net, acc)
+            return _static(black, white, kings, stm, ply, ws, ev, nn)
         # the opponent threatens a capture: the static score would miss it, look one move further
         threat = True
     if ply >= MAX_PLY - 2:
-        return _static(black, white, kings, stm, ply, ws, ev, net, acc)
+        return _static(black, white, kings, stm, ply, ws, ev, nn)
 
     pv_node = beta - alpha > 1
     # reverse futility: a quiet position far above beta at low depth is a cut-off
     if (RFP_DEPTH > 0 and not pv_node and not capt and not threat and depth <= RFP_DEPTH
             and beta < MATE_BOUND and beta > -MATE_BOUND):
-        se = _static(black, white, kings, stm, ply, ws, ev, net, acc)
+        se = _static(black, white, kings, stm, ply, ws, ev, nn)
         if se - RFP_MARGIN * depth >= beta:
             return se
     found, tmove, tscore, tdepth, tbound = ttm.probe(tt, key)
@@ -407,7 +407,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
             # r is 0 whenever the stage is PVS_FULL; borrow(): the child pays no reference counting
             lo = -beta if stage == PVS_FULL else -alpha - 1
             s = -_ab(b2, w2, k2b, other, key2, new_depth - r, lo, -alpha, ply + 1, qp2,
-                     borrow(ws), borrow(tt), borrow(eg), borrow(stop), borrow(ev), borrow(net), borrow(acc))
+                     borrow(ws), borrow(tt), borrow(eg), borrow(stop), borrow(ev), borrow(nn))
             if stage == PVS_FULL or ws[C_STOP] != 0:
                 break
             if r > 0 and s > alpha:
@@ -443,9 +443,9 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
 
 def search_child(black: int, white: int, kings: int, stm: int, key: int, depth: int, alpha: int, beta: int,
                  qp: int, ws: np.ndarray, tt: np.ndarray, eg: np.ndarray, stop: np.ndarray, ev: np.ndarray,
-                 net: np.ndarray, acc: np.ndarray) -> int:
+                 nn: np.ndarray) -> int:
     """Score (from the mover's view, negated by the caller) of a root child at ply 1."""
-    return _ab(black, white, kings, stm, key, depth, alpha, beta, 1, qp, ws, tt, eg, stop, ev, net, acc)
+    return _ab(black, white, kings, stm, key, depth, alpha, beta, 1, qp, ws, tt, eg, stop, ev, nn)
 
 
 @kernel
@@ -553,11 +553,10 @@ class Searcher:
         self.weights = weights if weights is not None else default_weights()
         if self.weights.kind == KIND_NETWORK:
             self.ev = np.zeros(1, dtype=np.int64)
-            self.net = nnue.kernel_net(self.weights.table)
-            self.acc = nnue.new_accumulators()
+            self.nn = nnue.thread_array(self.weights.table)
         else:
             self.ev = np.array(self.weights.table, dtype=np.int64)   # a private, writable copy for the kernels
-            self.net, self.acc = nnue.no_network()
+            self.nn = nnue.no_network()
         self.hash_mb = hash_mb
         self.tt = ttm.new_table(hash_mb)
         self._tt_unused = True           # not searched with since allocated: prefault() may write to it
@@ -566,7 +565,7 @@ class Searcher:
         self.gen = 0
         self.threads = 1
         self._helper_ws: list[np.ndarray] = []
-        self._helper_acc: list[np.ndarray] = []
+        self._helper_nn: list[np.ndarray] = []
         self.egdb = egdb_empty_table()   # endgame databases (uci_checkers.egdb.probe table)
 
     def set_egdb(self, table: Optional[np.ndarray]) -> None:
@@ -577,11 +576,7 @@ class Searcher:
         """Search threads (lazy SMP: helpers share the table).  1, the default, is fully deterministic."""
         self.threads = max(1, min(MAX_THREADS, int(n)))
         self._helper_ws = [np.zeros(WS_SIZE, dtype=np.int64) for _ in range(self.threads - 1)]
-        self._helper_acc = [self._new_accumulators() for _ in range(self.threads - 1)]
-
-    def _new_accumulators(self) -> np.ndarray:
-        """One search thread's accumulator stack (a dummy when the evaluation is not a network)."""
-        return nnue.new_accumulators() if self.net.shape[0] != 0 else nnue.no_network()[1]
+        self._helper_nn = [self.nn.copy() for _ in range(self.threads - 1)]   # own accumulators each
 
     def set_hash(self, mb: int) -> None:
         """Resize the transposition table (its content is lost)."""
@@ -645,7 +640,7 @@ class Searcher:
             pick = legal[int(rng.integers(len(legal)))]
             return SearchResult(pick, None, 0, 0, 0)
 
-        ws, tt, ev, eg, net, acc = self.ws, self.tt, self.ev, self.egdb, self.net, self.acc
+        ws, tt, ev, eg, nn = self.ws, self.tt, self.ev, self.egdb, self.nn
         self._tt_unused = False
         self.gen = (self.gen + 1) & 63
         _age_history(ws)
@@ -727,11 +722,11 @@ class Searcher:
                     last_currmove[0] = now
                     on_currmove(m, number)
             if full_first:
-                s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, eg, flag, ev, net, acc))
+                s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, eg, flag, ev, nn))
             else:
-                s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, ws, tt, eg, flag, ev, net, acc))
+                s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, ws, tt, eg, flag, ev, nn))
                 if alpha < s < beta and not stopped():
-                    s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, eg, flag, ev, net, acc))
+                    s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, eg, flag, ev, nn))
             return s
 
         def row1() -> list[int]:
@@ -885,7 +880,7 @@ class Searcher:
         They poll the caller's stop flag ``hstop`` themselves, so that a stop frees every
         core at once (the main thread, once done, ends them through ``hws[C_STOP]``).
         """
-        tt, ev, eg, net, acc = self.tt, self.ev, self.egdb, self.net, self._helper_acc[t - 1]
+        tt, ev, eg, nn = self.tt, self.ev, self.egdb, self._helper_nn[t - 1]
         order = list(range(len(children)))
         shift = t % len(order)
         order = order[shift:] + order[:shift]
@@ -896,11 +891,11 @@ class Searcher:
             for n, idx in enumerate(order):
                 m, b, w, k, key, qp = children[idx]
                 if n == 0:
-                    s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, INF, qp, hws, tt, eg, hstop, ev, net, acc))
+                    s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, INF, qp, hws, tt, eg, hstop, ev, nn))
                 else:
-                    s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, hws, tt, eg, hstop, ev, net, acc))
+                    s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, hws, tt, eg, hstop, ev, nn))
                     if s > alpha and not (hstop[0] or hws[C_STOP]):
-                        s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, -alpha, qp, hws, tt, eg, hstop, ev, net, acc))
+                        s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, -alpha, qp, hws, tt, eg, hstop, ev, nn))
                 if hstop[0] or hws[C_STOP]:
                     return
                 if s > alpha:

@@ -35,9 +35,9 @@ integers as int32; the kernels compute with the same integers held in float32, e
 
 The incremental accumulator
 ---------------------------
-The search keeps one accumulator pair per ply in ``acc`` (:func:`new_accumulators`, flat:
-ply ``p``'s Black accumulator at ``p * ROW``, White's ``H`` further),
-and each node's position in its workspace (:func:`note_position`). The accumulators are
+Each search thread keeps one accumulator pair per ply in ``acc`` (:func:`new_accumulators`,
+flat: ply ``p``'s Black accumulator at ``p * ROW``, White's ``H`` further; the search passes
+the weights and the stack as one array, :func:`thread_array`), and each node's position in its workspace (:func:`note_position`). The accumulators are
 computed lazily: :func:`evaluate_at` walks back from the node to the nearest ply whose
 accumulators are up to date (a full recompute at ply 1, the root's children), then
 applies each move's difference forward (:func:`update`: the pieces that left a square
@@ -138,9 +138,15 @@ def new_accumulators() -> np.ndarray:
     return np.zeros(ACC_SIZE, dtype=np.float32)
 
 
-def no_network() -> tuple[np.ndarray, np.ndarray]:
-    """The (net, acc) pair the search gets when it evaluates with pattern tables."""
-    return np.zeros(0, dtype=np.float32), np.zeros(1, dtype=np.float32)
+def thread_array(net: np.ndarray) -> np.ndarray:
+    """What one search thread passes down its kernels: the weights (:func:`kernel_net`) followed by
+    its own accumulator stack, in one array (one argument fewer at every recursive call)."""
+    return np.concatenate([kernel_net(net), new_accumulators()])
+
+
+def no_network() -> np.ndarray:
+    """The thread array of a search that evaluates with the pattern tables (empty)."""
+    return np.zeros(0, dtype=np.float32)
 
 
 @kernel
@@ -293,24 +299,27 @@ def note_position(ws, base, ply, black, white, kings):
 
 
 @kernel
-def evaluate_at(ws, base, ply, stm, net, acc):
-    """The network's score of the node at ``ply`` (side ``stm`` to move): bring its accumulators up
-    to date from the nearest computed ancestor (a full recompute at ply 1), then run the layers."""
+def evaluate_at(ws, base, ply, stm, nn):
+    """The network's score of the node at ``ply`` (side ``stm`` to move; ``nn`` a :func:`thread_array`):
+    bring its accumulators up to date from the nearest computed ancestor (a full recompute at ply 1),
+    then run the layers."""
+    whole = borrow(nn)
+    net = whole[:NET_SIZE]
+    acc = whole[NET_SIZE:]
     q = ply
     while q > 1 and ws[base + POS_WORDS * q + 3] == 0:
         q -= 1
     at = base + POS_WORDS * q
     if ws[at + 3] == 0:
-        refresh(ws[at], ws[at + 1], ws[at + 2], borrow(net), borrow(acc), q)
+        refresh(ws[at], ws[at + 1], ws[at + 2], net, acc, q)
         ws[at + 3] = 1
     while q < ply:
         at = base + POS_WORDS * q
-        update(ws[at], ws[at + 1], ws[at + 2], ws[at + 4], ws[at + 5], ws[at + 6], borrow(net), borrow(acc),
-               q, q + 1)
+        update(ws[at], ws[at + 1], ws[at + 2], ws[at + 4], ws[at + 5], ws[at + 6], net, acc, q, q + 1)
         q += 1
         ws[at + POS_WORDS + 3] = 1
     at = base + POS_WORDS * ply
-    return forward(borrow(acc), ply, stm, bucket_of(ws[at], ws[at + 1]), borrow(net))
+    return forward(acc, ply, stm, bucket_of(ws[at], ws[at + 1]), net)
 
 
 def evaluation_terms(position, net: np.ndarray) -> dict[str, int]:
