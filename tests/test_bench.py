@@ -49,3 +49,13 @@ def test_bad_hash_is_refused(capsys):
     with pytest.raises(SystemExit) as exc:
         bench.main(["3", "--hash", "999999999"])
     assert exc.value.code == 2
+
+
+def test_network_evaluation_signature(monkeypatch):
+    """The shipped network (selectable, not the default) has its own fingerprint."""
+    from uci_checkers.search import alphabeta
+    from uci_checkers.search import weights as W
+    network = W.load_weights(W.network_path())
+    monkeypatch.setattr(alphabeta, "default_weights", lambda: network)
+    nodes, _ = bench.run_bench(SIGNATURE_DEPTH)
+    assert nodes == 43397

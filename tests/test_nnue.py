@@ -189,8 +189,23 @@ def test_network_file_round_trip_and_refusals(tmp_path):
         W.save_network(tmp_path / "big.weights", big, {})
 
 
-def test_the_pattern_weights_keep_their_kind():
+def test_the_shipped_files_and_their_kinds():
     assert W.default_weights().kind == W.KIND_PATTERNS
+    net = W.load_weights(W.network_path())
+    assert net.kind == W.KIND_NETWORK and len(net.checksum) == 64
+    prov = net.header["provenance"]
+    assert prov["trainer"] == "uci_checkers.learn.train_net" and "data_digest" in prov and "config" in prov
+
+
+@pytest.mark.parametrize("fen", [
+    "B:W21,22,23,24,25,26,27,28,29,30,31:B1,2,3,4,5,6,7,8,9,10,11,12",   # a man up
+    "W:W21,22,23,24,25,26,27,28,29,30,31:B1,2,3,4,5,6,7,8,9,10,11,12",
+    "B:W30,31:BK1,K2,3",                                                  # two kings and a man vs two men
+    "B:WK30:BK1,K2",
+])
+def test_the_shipped_network_knows_material(fen):
+    """The shipped network gives Black, a piece up, the better score (Black's view)."""
+    assert N.evaluation_terms(Position.from_fen(fen), W.load_weights(W.network_path()).table)["total"] > 50
 
 
 # --- the search with a network ------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Evaluation weights files: the versioned, checksummed data the evaluation kernels sum.
 
-The package ships one file, ``uci_checkers/data/eval.weights``, written by
-``uci-checkers train`` and loaded once per process (:func:`default_weights`).
+The package ships two files: ``uci_checkers/data/eval.weights``, the pattern tables written
+by ``uci-checkers train`` and loaded once per process (:func:`default_weights`), and
+``eval-n1.weights``, a network written by ``uci-checkers train-net`` (:func:`network_path`).
 A missing, truncated, corrupt or mismatched file raises :class:`WeightsError`
 with one clear sentence; there is no silent fallback to other weights.
 
@@ -43,7 +44,8 @@ from ..util.atomicfile import write_bytes_atomic
 
 MAGIC = b"UCKWEIGHTS\n"
 FORMAT_VERSION = 1
-DEFAULT_NAME = "eval.weights"
+DEFAULT_NAME = "eval.weights"          # the pattern tables (w5): the default evaluation
+NETWORK_NAME = "eval-n1.weights"       # the network (n1): selectable, not the default (see the README)
 KIND_PATTERNS = "patterns"
 KIND_NETWORK = "network"
 
@@ -68,6 +70,11 @@ class EvalWeights:
 
 def default_path() -> Path:
     return Path(str(resources.files("uci_checkers").joinpath("data", DEFAULT_NAME)))
+
+
+def network_path() -> Path:
+    """The shipped network weights (kind network): ``load_weights`` it to search with the network."""
+    return default_path().with_name(NETWORK_NAME)
 
 
 def check_file(path: str | os.PathLike) -> tuple[dict[str, Any], bytes, str]:
