@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from uci_checkers import cli
+from uci_checkers.util import commandline
 from uci_checkers.util import interrupts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,17 +44,17 @@ def test_sigterm_is_an_interrupt_inside_a_tool(monkeypatch):
 
 
 def test_check_output_path(tmp_path):
-    cli.check_output_path(str(tmp_path / "new.pdn"), "--out")
+    commandline.check_output_path(str(tmp_path / "new.pdn"), "--out")
     with pytest.raises(ValueError, match="does not exist"):
-        cli.check_output_path(str(tmp_path / "no" / "new.pdn"), "--out")
+        commandline.check_output_path(str(tmp_path / "no" / "new.pdn"), "--out")
     with pytest.raises(ValueError, match="is a directory"):
-        cli.check_output_path(str(tmp_path), "--out")
+        commandline.check_output_path(str(tmp_path), "--out")
     if os.geteuid() != 0:                      # root may write anywhere
         ro = tmp_path / "ro"
         ro.mkdir()
         ro.chmod(0o500)
         with pytest.raises(ValueError, match="not writable"):
-            cli.check_output_path(str(ro / "x.pdn"), "--out")
+            commandline.check_output_path(str(ro / "x.pdn"), "--out")
 
 
 def test_hub_help_is_plain_text():

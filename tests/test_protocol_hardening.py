@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from test_protocol import START_MOVES, Session, errors, s  # noqa: F401  (s: the session fixture)
+from uci_checkers.engine import facade, timeman
 from uci_checkers.engine import warmup as engine_module
 from uci_checkers.search import tt as ttm
 from uci_checkers.engine.timeman import MAX_NODES, MAX_TIME_MS, GoParams, TimeManager, clamp_go_number
@@ -277,7 +278,7 @@ def test_fallback_move_leaves_the_opponent_no_capture_when_it_can():
 
     pos = Position.from_fen("B:W18,23:B10,11")
     moves = pos.legal_moves()
-    choice = engine_module._fallback_choice(moves, pos)
+    choice = facade._fallback_choice(moves, pos)
     assert choice in moves and not pos.play(choice).is_capture_pending()
 
 
@@ -347,7 +348,7 @@ def test_movetime_uses_most_of_the_time():
     # the figure that matters (time used at movetime 100/1000) is measured, not asserted: this only
     # checks that the hard limit, not an early iteration stop, ends a movetime search
     tm = TimeManager(GoParams(movetime=1000), turn=0)
-    assert tm.maximum_ms == 1000 - engine_module.DEFAULT_MOVE_OVERHEAD_MS
+    assert tm.maximum_ms == 1000 - timeman.DEFAULT_MOVE_OVERHEAD_MS
     assert tm.iteration_done(12, False, 0) is False
 
 
