@@ -35,7 +35,6 @@ on x86-64) instead of a Python-level loop.
 """
 from __future__ import annotations
 
-import ast
 import hashlib
 import os
 import re
@@ -52,37 +51,12 @@ from numba import types
 from numba.core import caching
 from numba.extending import intrinsic
 
+from .imports import import_graph, package_modules
+
 __all__ = ["kernel", "popcount", "ctz", "borrow", "CACHE_DIR", "SOURCE_HASH", "types", "has_cached_kernels"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent      # uci_checkers/ (this module is util/jit.py)
 _PACKAGE = "uci_checkers"
-
-
-def _module_name(path: Path, package_dir: Path) -> str:
-    parts = list(path.relative_to(package_dir).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join([_PACKAGE] + parts)
-
-
-def _imports_of(path: Path, name: str, modules: dict[str, Path]) -> set[str]:
-    """The package modules that ``path`` (module ``name``) imports, at any depth of its code (lazy
-    imports inside functions count: they can still link a kernel in)."""
-    is_package = path.name == "__init__.py"
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = name.split(".") if is_package else name.split(".")[:-1]
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            found.add(target)
-            found.update(f"{target}.{alias.name}" for alias in node.names)   # "from . import movegen"
-    return {m for m in found if m in modules}
 
 
 def kernel_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
@@ -92,8 +66,8 @@ def kernel_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
     Only these key the cache, so editing a pure-Python layer (the protocols, the engine
     facade, the arena, the client) does not force every kernel to recompile.
     """
-    modules = {_module_name(p, package_dir): p for p in package_dir.rglob("*.py") if "__pycache__" not in p.parts}
-    deps = {name: _imports_of(path, name, modules) for name, path in modules.items()}
+    modules = package_modules(package_dir)
+    deps = import_graph(modules)
     me = f"{_PACKAGE}.util.jit"
     todo = [name for name, d in deps.items() if me in d] + [me]
     seen: set[str] = set()
