@@ -282,6 +282,70 @@ def test_fallback_move_leaves_the_opponent_no_capture_when_it_can():
     assert choice in moves and not pos.play(choice).is_capture_pending()
 
 
+# --- issue 20, item 2: isready never holds up commands while the kernels compile ----------------------
+def _compiling_session() -> tuple[Session, threading.Event]:
+    """A session whose engine stays "compiling" until the returned gate is set."""
+    eng = Engine()
+    gate = threading.Event()
+    real_warm = eng._warm
+
+    def slow_warm() -> None:
+        gate.wait(30)
+        real_warm()
+
+    eng._warm = slow_warm
+    return Session(engine=eng), gate
+
+
+def test_isready_with_more_commands_queued_answers_at_once_while_compiling():
+    sess, gate = _compiling_session()
+    try:
+        queued = ["position startpos moves 11-15", "go movetime 300"]
+        sess.proto.input_waiting = lambda: bool(queued)     # what main() wires to its input queue
+        t0 = time.monotonic()
+        out = sess.send("isready")
+        assert time.monotonic() - t0 < 2.0                  # the old engine waited for the gate
+        assert out[-1] == "readyok" and "not ready yet" in out[0]
+        assert not sess.proto.engine.ready
+        t0 = time.monotonic()
+        while queued:
+            sess.send(queued.pop(0))
+        best = sess.bestmove(HUNG)
+        assert time.monotonic() - t0 < 2.0
+        assert best.split()[1] in ("21-17", "22-17", "22-18", "23-18", "23-19", "24-19", "24-20")
+    finally:
+        gate.set()
+        assert sess.proto.engine.ensure_ready(timeout=60)
+        sess.close()
+
+
+def test_isready_during_a_search_waiting_for_the_kernels_answers_at_once():
+    sess, gate = _compiling_session()
+    try:
+        sess.send("position startpos")
+        sess.send("go infinite")
+        t0 = time.monotonic()
+        assert sess.send("isready") == ["readyok"]          # the old engine waited for the gate
+        assert time.monotonic() - t0 < 2.0
+        sess.send("stop")
+        assert sess.bestmove(HUNG).split()[1] in START_MOVES
+    finally:
+        gate.set()
+        assert sess.proto.engine.ensure_ready(timeout=60)
+        sess.close()
+
+
+def test_isready_alone_still_waits_for_the_kernels():
+    sess, gate = _compiling_session()
+    try:
+        threading.Timer(0.5, gate.set).start()
+        out = sess.send("isready")
+        assert out[-1] == "readyok" and sess.proto.engine.ready
+    finally:
+        gate.set()
+        sess.close()
+
+
 # --- item 19: Skill Level 0 with Seed 0 draws a fresh, announced seed per game ---------------------------
 def test_seed_zero_draws_and_announces_a_fresh_seed_per_game(s):
     s.send("setoption name Skill Level value 0")

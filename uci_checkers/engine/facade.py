@@ -133,7 +133,12 @@ class Engine:
 
     # --- readiness -----------------------------------------------------------------------------
     def start_warmup(self) -> None:
-        """Load/compile the kernels and build the searcher in a background thread (non-blocking)."""
+        """Load/compile the kernels and build the searcher in a background thread (non-blocking).
+
+        From this call on, the rules never wait for their kernels: until the warm-up has loaded
+        them, ``Position`` answers with the pure-Python rules (see ``rules.backend``).
+        """
+        warmup.start_kernel_warmup()
         with self._lock:
             if self._warm_thread is not None:
                 return

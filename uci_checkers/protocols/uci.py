@@ -133,6 +133,9 @@ class Protocol:
         self.abort = threading.Event()       # set when quit arrives: blocking waits give up
         self.finished = False
         self.host_gone = False
+        # whether more input lines are queued behind the one being executed (main() wires its queue):
+        # an isready waiting for the kernels then answers at once
+        self.input_waiting: Callable[[], bool] = lambda: False
         self._commands: dict[str, Callable[[list[str], str], None]] = {
             "uci": self._uci, "isready": self._isready, "setoption": self._setoption,
             "ucinewgame": self._ucinewgame, "position": self._position, "go": self._go,
@@ -202,24 +205,34 @@ class Protocol:
         # after stop: readyok only once the stopped search wrote its bestmove (as in Stockfish)
         if not eng.wait_stopped(abort=self.abort) and self.abort.is_set():
             return
+        if eng.searching:                    # answered at once (a search still waiting for the
+            self.write("readyok")            # kernels plays a fallback move at its deadline)
+            return
         if not eng.ready:
             eng.start_warmup()
             deadline = time.monotonic() + 1.0     # the warm-up thread decides within moments
             while (not kernels_compiling() and not eng.ready and not self.abort.is_set()
-                   and time.monotonic() < deadline):
+                   and not self.input_waiting() and time.monotonic() < deadline):
                 time.sleep(0.01)
             if kernels_compiling():
                 self.info_string("compiling the search kernels (the first start after an install or an "
                                  "upgrade takes several seconds; later starts load them from the cache)")
-        # during a search the kernels are ready (or the search is waiting for them too)
-        if not eng.ready or not eng.searching:
-            if not eng.ensure_ready(timeout=READY_TIMEOUT_S, abort=self.abort):
-                if self.abort.is_set():
-                    return                   # quit arrived while waiting
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while not eng.ensure_ready(timeout=0.02, abort=self.abort):
+            if self.abort.is_set():
+                return                       # quit arrived while waiting
+            if self.input_waiting():
+                # the host sent more without waiting for readyok: answer now, so that what it sent
+                # (a go: its clock runs) is not held up by the compilation
+                self.info_string("the search kernels are not ready yet: readyok now, as more commands "
+                                 "arrived (a timed go before they are ready plays a fallback move on time)")
+                break
+            if time.monotonic() >= deadline:
                 # answered all the same: a go now plays a fallback move at its deadline
                 self.error(f"the kernels are still not ready after {READY_TIMEOUT_S:.0f} s")
-            if eng.warmup_error is not None:
-                self.error(f"internal: warm-up failed: {type(eng.warmup_error).__name__}: {eng.warmup_error}")
+                break
+        if eng.ready and eng.warmup_error is not None:
+            self.error(f"internal: warm-up failed: {type(eng.warmup_error).__name__}: {eng.warmup_error}")
         self.write("readyok")
 
     def _setoption(self, tokens: list[str], line: str) -> None:
@@ -611,6 +624,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         _exit(code)
 
     lines: "queue.Queue[tuple[Optional[str], int, float]]" = queue.Queue()
+    proto.input_waiting = lambda: not lines.empty()
     done = threading.Event()
     lines.put((first, too_long, time.monotonic()))
 
