@@ -138,3 +138,22 @@ def test_moves_read_from_text_are_the_same(fen):
     for move in pos.legal_moves():
         b, w, k = slow.make_move(pos.black, pos.white, pos.kings, pos.turn, move.word)
         assert Position(b, w, k, 1 - pos.turn) == pos.play(move)
+
+
+def test_a_deferred_process_never_loads_the_kernels_in_a_rules_call(monkeypatch):
+    """After defer_to_background (the engine's start), rules calls use slowmoves until the warm-up has
+    loaded the kernels, in every thread: none of them compiles for seconds."""
+    def no_loading() -> None:
+        raise AssertionError("a rules call tried to load the kernels")
+
+    moves = ["9-14", "23-19", "10-15", "19x10", "6x15", "26-23", "15-19", "23x16", "11x20", "31-26", "14-17",
+             "22x13", "7-11", "21-17"]
+    with_kernels = Game.from_moves(None, moves)
+    monkeypatch.setattr(backend, "_KERNELS", None)
+    monkeypatch.setattr(backend, "_DEFERRED", threading.Event())
+    monkeypatch.setattr(backend, "_load_locked", no_loading)
+    backend.defer_to_background()
+    game = Game.from_moves(None, moves)
+    assert game.position.legal_moves() == with_kernels.position.legal_moves()
+    assert game.history_keys() == with_kernels.history_keys()
+    assert not backend.loaded()
