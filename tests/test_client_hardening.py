@@ -84,3 +84,20 @@ def test_a_line_is_judged_by_when_it_arrived():
         assert engine._line_before(now + 5, "testing") == "too late"   # kept for the next wait
     finally:
         engine.quit()
+
+
+# --- issue 20, item 1: a clock for the other side only ------------------------------------------------
+def test_a_limit_with_the_other_sides_clock_only_has_a_short_budget():
+    assert Limit(wtime=1000).budget_seconds(0) == 0.0        # Black to move: its clock counts as 0
+    assert Limit(winc=500).budget_seconds(0) == 0.0
+    assert Limit(wtime=1000, binc=200).budget_seconds(0) == 0.2
+    assert Limit(btime=1000, wtime=2000).budget_seconds(1) == 2.0
+    assert Limit(depth=3).budget_seconds(0) is None
+
+
+def test_play_with_the_other_sides_clock_only_is_answered_at_once():
+    with Engine.popen() as engine:
+        t0 = time.monotonic()
+        result = engine.play(Position.start(), Limit(wtime=1000))      # the old client waited 600 s
+        assert time.monotonic() - t0 < 10.0
+        assert result.move is not None

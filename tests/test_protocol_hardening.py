@@ -346,6 +346,62 @@ def test_isready_alone_still_waits_for_the_kernels():
         sess.close()
 
 
+# --- issue 20, item 1: a clock for the other side only is a clock of 0 for the side to move ------------
+@pytest.mark.parametrize("limits", ["wtime 1000", "winc 1000", "movestogo 5", "wtime 60000 winc 1000 movestogo 5"])
+def test_go_with_only_the_other_sides_clock_moves_at_once_with_a_warning(s, limits):
+    s.send("position startpos")                     # Black to move: wtime/winc are White's
+    t0 = time.monotonic()
+    s.send(f"go {limits}")
+    try:
+        lines = wait_lines(s, lambda ls: bestmoves(ls), timeout=HUNG)
+    finally:
+        s.send("stop")                              # the old engine searched until stop
+    assert time.monotonic() - t0 < 5.0
+    assert bestmoves(lines)[0].split()[1] in START_MOVES
+    warnings = [line for line in lines if line.startswith("info string warning: go gives no btime")]
+    assert len(warnings) == 1, lines
+    assert "counts as 0 ms" in warnings[0]
+
+
+def test_go_with_only_blacks_clock_moves_at_once_for_white(s):
+    s.send("position startpos moves 11-15")          # White to move
+    s.send("go btime 5000 binc 100")
+    try:
+        lines = wait_lines(s, lambda ls: bestmoves(ls), timeout=HUNG)
+    finally:
+        s.send("stop")
+    assert any(line.startswith("info string warning: go gives no wtime") for line in lines)
+
+
+def test_debug_shows_the_time_plan_of_a_missing_clock_before_the_move(s):
+    s.send("debug on")
+    s.send("position startpos")
+    out = s.send("go wtime 1000")
+    try:
+        lines = wait_lines(s, lambda ls: bestmoves(ls), timeout=HUNG)
+    finally:
+        s.send("stop")
+    plans = [line for line in out if line.startswith("info string time plan: ")]
+    assert plans == ["info string time plan: black to move, btime not given: 0 ms, binc 0 ms, moves to go 30 "
+                     "(assumed), Move Overhead 10 ms, phase factor 0.7 (24 pieces): optimum 0 ms maximum 0 ms "
+                     "(lag kept back 0 ms)"], out
+    assert lines.index(plans[0]) < lines.index(bestmoves(lines)[0])
+    s.send("go depth 1")
+    lines = wait_lines(s, lambda ls: len(bestmoves(ls)) == 2, timeout=HUNG)
+    assert "info string time plan: no time limit" in lines
+
+
+def test_time_manager_counts_a_missing_own_clock_as_zero():
+    for params in (GoParams(wtime=1000), GoParams(winc=500), GoParams(movestogo=3)):
+        tm = TimeManager(params, turn=0, overhead_ms=10)
+        assert tm.missing_clock and tm.limited and tm.maximum_ms == 0.0
+    tm = TimeManager(GoParams(btime=1000), turn=0, overhead_ms=10)
+    assert not tm.missing_clock and tm.maximum_ms > 0
+    tm = TimeManager(GoParams(wtime=1000, movetime=300), turn=0, overhead_ms=10)
+    assert not tm.missing_clock and tm.maximum_ms == 290      # movetime decides
+    assert not TimeManager(GoParams(depth=3), turn=0).limited
+
+
 # --- item 19: Skill Level 0 with Seed 0 draws a fresh, announced seed per game ---------------------------
 def test_seed_zero_draws_and_announces_a_fresh_seed_per_game(s):
     s.send("setoption name Skill Level value 0")

@@ -186,9 +186,11 @@ class Limit:
         if self.time is not None:
             return float(self.time)
         clock = self.btime if turn == 0 else self.wtime
-        if clock is not None:
+        clocks = (self.btime, self.wtime, self.binc, self.winc, self.movestogo)
+        if clock is not None or any(v is not None for v in clocks):
+            # the other side's clock only: the engine counts its own as 0 and moves at once
             inc = (self.binc if turn == 0 else self.winc) or 0
-            return (clock + inc) / 1000
+            return (max(0, clock or 0) + inc) / 1000
         return None
 
     def is_empty(self) -> bool:

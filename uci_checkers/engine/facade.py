@@ -363,16 +363,18 @@ class Engine:
     def go(self, params: GoParams, on_info: Callable[[SearchInfo], None],
            on_done: Callable[[SearchResult], None],
            on_currmove: Optional[Callable[[Move, int], None]] = None,
-           on_message: Optional[Callable[[str], None]] = None) -> None:
+           on_message: Optional[Callable[[str], None]] = None,
+           on_plan: Optional[Callable[[TimeManager], None]] = None) -> None:
         """Start a search of the current position in the worker thread (non-blocking).
 
         ``on_done`` is called exactly once, from the worker, after the last ``on_info``; in
         infinite/ponder mode only after ``stop``/``ponderhit``.  ``on_message`` receives
         diagnostics such as ``error: internal: ...`` (the search failed; ``on_done`` then
-        still gets a legal move) and announcements (``skill seed N``).  A job that was sent
-        ``stop`` is waited for (its result is reported first); raises :class:`EngineBusyError`
-        while another job runs and a ``NotationError`` for a bad ``searchmoves`` entry
-        (nothing is started then).
+        still gets a legal move) and announcements (``skill seed N``, a missing clock).
+        ``on_plan`` gets the move's :class:`TimeManager` before the search starts (for
+        ``debug on``).  A job that was sent ``stop`` is waited for (its result is reported
+        first); raises :class:`EngineBusyError` while another job runs and a ``NotationError``
+        for a bad ``searchmoves`` entry (nothing is started then).
         """
         start_time = params.start_time if params.start_time is not None else time.monotonic()
         self.start_warmup()
@@ -391,6 +393,12 @@ class Engine:
                          pieces=pieces, lag_ms=self.lag.lag_ms)
         job = _Job("go", tm=tm, hold=bool(params.infinite or params.ponder), ponder=bool(params.ponder),
                    infinite=bool(params.infinite))
+        if tm.missing_clock and on_message is not None and not self.searching:
+            own, other = ("btime", "wtime") if pos.turn == 0 else ("wtime", "btime")
+            on_message(f"warning: go gives no {own} ({pos.side_name} is to move; {other} is the other side's "
+                       f"clock): it counts as 0 ms, so the move comes at once")
+        if on_plan is not None and not self.searching:
+            on_plan(tm)
         seed: Optional[int] = None
         if self._options["Skill Level"] < 20 and legal:
             seed, drawn = self.skill_seed()

@@ -368,17 +368,16 @@ class Protocol:
         def on_currmove(move: Any, number: int) -> None:
             self.write(f"info currmove {move} currmovenumber {number}")
 
+        def on_plan(tm: Any) -> None:       # before the search starts: ahead of its bestmove
+            self.info_string(tm.plan())
+
         try:
-            eng.go(params, on_info, on_done, on_currmove=on_currmove, on_message=self.info_string)
+            eng.go(params, on_info, on_done, on_currmove=on_currmove, on_message=self.info_string,
+                   on_plan=on_plan if self.debug else None)
         except NotationError as exc:
             raise ProtocolError(f"go searchmoves: {exc}") from None
         except EngineBusyError as exc:
             raise ProtocolError(f"go: {exc}") from None
-        if self.debug:
-            job_tm = getattr(getattr(eng, "_job", None), "tm", None)
-            if job_tm is not None and job_tm.limited:
-                self.info_string(f"time optimum {job_tm.optimum_ms:.0f} ms maximum {job_tm.maximum_ms:.0f} ms "
-                                 f"(lag kept back {job_tm.lag_ms:.0f} ms)")
 
     def _perft(self, depth: int) -> None:
         started = time.monotonic()
