@@ -402,6 +402,40 @@ def test_time_manager_counts_a_missing_own_clock_as_zero():
     assert not TimeManager(GoParams(depth=3), turn=0).limited
 
 
+# --- issue 20, item 3: go mate N without a mate stops at 2N+1 plies -------------------------------------
+def test_go_mate_without_a_mate_stops_at_its_documented_depth(s):
+    s.send("position startpos")                      # no forced win anywhere near
+    s.send("go mate 2")
+    try:
+        lines = wait_lines(s, lambda ls: bestmoves(ls), timeout=HUNG)   # the old engine searched on
+    finally:
+        s.send("stop")
+    depths = [int(line.split()[2]) for line in lines if line.startswith("info depth ")]
+    assert max(depths) == 5, lines
+    assert bestmoves(lines)[0].split()[1] in START_MOVES
+
+
+def test_go_mate_finds_a_win_within_its_depth(s):
+    s.send("position fen B:WK29:BK20,K21")           # two kings against one: a win in 2
+    s.send("go mate 2")
+    lines = wait_lines(s, lambda ls: bestmoves(ls), timeout=HUNG)
+    infos = [line for line in lines if line.startswith("info depth ")]
+    assert " score mate 2 " in infos[-1], lines
+    assert max(int(line.split()[2]) for line in infos) <= 5
+
+
+def test_mate_depth_cap_applies_to_mate_alone():
+    from uci_checkers.engine.facade import mate_depth_cap
+
+    assert mate_depth_cap(GoParams(mate=3)) == 7
+    assert mate_depth_cap(GoParams(mate=1000)) == 1000        # clamped to go's depth maximum
+    assert mate_depth_cap(GoParams(mate=3, depth=4)) == 4
+    for other in (dict(nodes=10_000), dict(movetime=100), dict(wtime=1000), dict(infinite=True),
+                  dict(ponder=True)):
+        assert mate_depth_cap(GoParams(mate=3, **other)) is None, other
+    assert mate_depth_cap(GoParams()) is None and mate_depth_cap(GoParams(depth=9)) == 9
+
+
 # --- item 19: Skill Level 0 with Seed 0 draws a fresh, announced seed per game ---------------------------
 def test_seed_zero_draws_and_announces_a_fresh_seed_per_game(s):
     s.send("setoption name Skill Level value 0")

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from . import warmup
 from .options import OptionError, OptionSpec, build_option_specs
-from .timeman import GoParams, LagTracker, TimeManager
+from .timeman import MAX_DEPTH, GoParams, LagTracker, TimeManager
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; the real imports are lazy
     from ..rules.position import Game, Move, Position
@@ -565,7 +565,7 @@ class Engine:
                      seed: Optional[int]) -> SearchLimits:
         from ..search.alphabeta import SearchLimits
 
-        limits = SearchLimits(depth=params.depth, nodes=params.nodes, mate=params.mate,
+        limits = SearchLimits(depth=mate_depth_cap(params), nodes=params.nodes, mate=params.mate,
                               searchmoves=searchmoves, multipv=self._options["MultiPV"],
                               skill=self._options["Skill Level"],
                               seed=seed if seed is not None else self._options["Seed"],
@@ -702,6 +702,19 @@ class Engine:
             return name in inspect.signature(self._searcher.search).parameters
         except (TypeError, ValueError):
             return False
+
+
+def mate_depth_cap(params: GoParams) -> Optional[int]:
+    """The depth limit of a go: ``depth``, or for a ``go mate N`` with no other limit (no depth, nodes,
+    time or clock, not infinite or ponder) 2N+1 plies, the depth at which the search proves a win in
+    N moves (N winning moves and N-1 replies, plus the two plies of margin its proof needs)."""
+    if params.depth is not None or params.mate is None:
+        return params.depth
+    others = (params.nodes, params.movetime, params.wtime, params.btime, params.winc, params.binc,
+              params.movestogo)
+    if params.infinite or params.ponder or any(v is not None for v in others):
+        return None
+    return min(2 * params.mate + 1, MAX_DEPTH)
 
 
 def _fallback_choice(moves: list, position: Optional[Position]) -> Any:
