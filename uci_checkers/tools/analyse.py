@@ -55,7 +55,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..util.commandline import check_output_path, parse_option_args
 from ..util.interrupts import raise_if_interrupted
-from ..client import Engine, EngineError, EngineTerminatedError, EngineTimeoutError, Limit, Score
+from ..client import ArgumentError, Engine, EngineError, EngineTerminatedError, EngineTimeoutError, Limit, Score
 from ..rules.pdn import PdnGame, read_pdn_file, write_pdn_file
 from ..rules.position import Game, Move
 
@@ -575,7 +575,7 @@ def _main(argv: Optional[list[str]]) -> int:
             print("uci-checkers analyse: starting the engine (the first start compiles)", file=sys.stderr)
         try:                                  # options refused or a missing command: before any work
             first_engine = _open_engine(settings)
-        except EngineError as exc:
+        except (EngineError, ArgumentError) as exc:   # ArgumentError: a value unfit for the option's type
             return _fail(f"the engine cannot be used: {exc}")
     interrupted = False
     try:
@@ -589,6 +589,8 @@ def _main(argv: Optional[list[str]]) -> int:
         evals, interrupted = exc.partial, True
     except RayUnavailable as exc:
         return _fail(str(exc), 3)
+    except ArgumentError as exc:              # --backend ray: the options are first checked in a task
+        return _fail(f"the engine cannot be used: {exc}")
     except EngineError as exc:
         return _fail(f"engine failure: {exc}", 1)
     annotated = []
