@@ -140,5 +140,7 @@ def pe_header(path: Path) -> PeHeader:
             start = offset(name_rva)
             names.append(data[start:data.index(b"\0", start)].decode("ascii"))
         return PeHeader(machine, tuple(names))
-    except (ValueError, struct.error, UnicodeDecodeError) as exc:
+    except struct.error:
+        raise CBuildError(f"{path} is not a readable Windows DLL: it is cut short") from None
+    except (ValueError, UnicodeDecodeError) as exc:
         raise CBuildError(f"{path} is not a readable Windows DLL: {exc}") from None
