@@ -160,6 +160,8 @@ def test_the_returned_move_is_checked_by_the_rules():
         cb.resolve_move(double, raw((6, 10), 0))            # a capture is compulsory
     with pytest.raises(cb.LibraryMoveError, match="returned no move"):
         cb.resolve_move(start, cb.RawMove(-1, 0, 0))
+    with pytest.raises(cb.LibraryMoveError, match="returned no move"):   # a zeroed CBmove: (0, 0) is square 4
+        cb.resolve_move(start, cb.RawMove(0, 4, 4, (4, 4)))
     with pytest.raises(cb.LibraryMoveError, match="not on the board"):
         cb.resolve_move(start, cb.RawMove(0, 11, 0))
     with pytest.raises(cb.LibraryMoveError, match="has 40 jumps"):

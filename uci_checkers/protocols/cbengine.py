@@ -24,23 +24,28 @@ Mapping.
   ``CB_RESET_MOVES`` unless the game just continued: the position is the one the library's last
   move produced, or that one plus one move.
 * ``go movetime T``: ``maxtime`` = T with ``CB_EXACT_TIME``.  A clock (``wtime``/``btime``,
-  ``winc``/``binc``, ``movestogo``): ``maxtime`` = the share of the side to move (left/movestogo
-  (30 by default) + 3/4 of the increment), and for libraries of protocol version 2 or later also the
-  incremental-clock bits of ``info`` with the time left and the increment in ``moreinfo``.
-  ``depth``/``nodes``/``infinite``/no limit: a ``maxtime`` of one day, ended by ``*playnow``
-  when the status string shows the depth (or node count) asked for, or at ``stop``.
-  ``ponder``, ``searchmoves``, ``mate`` and ``go perft`` are refused (the API has no such thing).
+  ``winc``/``binc``, ``movestogo``): its share for the side to move, left/movestogo (30 by default)
+  + 3/4 of the increment, as ``maxtime``; with ``--clock incremental`` (the default for libraries of
+  protocol version 2, except Cake, which reads those bits as other switches) also the
+  incremental-clock bits of ``info`` with the time left and the increment in ``moreinfo``, else
+  (``--clock maxtime``) with ``CB_EXACT_TIME``.  ``depth``/``nodes``/``infinite``/no limit: a
+  ``maxtime`` of one day, ended by ``*playnow`` once the status string shows the depth (or node
+  count) asked for, or at ``stop``.  ``ponder``, ``searchmoves``, ``mate`` and ``go perft`` are
+  refused (the API has no such thing).
 * ``stop`` sets ``*playnow`` (``getmove`` runs in a worker thread); so does the time limit
-  (``movetime``, or the clock minus a small reserve).
+  (``movetime``, or the clock minus 5 % and at least 50 ms).
 * The status string is streamed as ``info string <text>`` (at most ten a second) and, when it
   shows ``depth N`` (and ``eval``/``value``/``score``, ``nodes``), as ``info depth N [score cp S]
   [nodes N] time T``.  ``getmove``'s return value appears as ``info string getmove result:
   win|loss|draw|unknown``.
-* ``bestmove`` is the returned ``CBmove`` as a full landing path, checked by the rules core: an
-  illegal, ambiguous or missing move is an ``info string error: ...`` line and ``bestmove (none)``.
+* ``bestmove`` is the move the library played, as a full landing path: the board it left when that
+  changed (Cake and GuiNN only play the move on the board, as CheckerBoard reads it), else its
+  ``CBmove``; the rules core checks it.  An illegal, ambiguous or missing move is an ``info string
+  error: ...`` line and ``bestmove (none)``, which the arena scores as an illegal move.
 * ``setoption name Hash value N`` is ``set hashsize N``; ``setoption name CB value <text>`` sends
-  any ``enginecommand`` text (``set book 0``) and shows the reply.  ``id name`` is the library's
-  answer to ``name``.
+  any ``enginecommand`` text (``set book 0``) and shows the reply as ``info string CB <text> ->
+  <reply>`` (`` (returned 0)`` added when the library did not handle it: Cake returns 0 for some
+  commands it carries out, so that is no error).  ``id name`` is the library's answer to ``name``.
 
 Faults.  A library that crashes ends this process (the arena scores a crash); under wine the host
 reports it and this process exits with status 3.  A ``getmove`` still running ``--grace`` seconds
@@ -53,12 +58,14 @@ The ini file (``--ini FILE``)::
     [engine]
     directory = /path/to/folder        ; working directory (default: the library's folder); relative
                                        ; paths are relative to the ini file
+    clock = auto                       ; or incremental, maxtime (as --clock, which wins)
     [options]
     Hash = 128                         ; sent at start as "set hashsize 128"
     CB = set book 0                    ; enginecommand text sent at start, in the order given
     CB = set dbmbytes 512
 
-A setting the library refuses at start is one line on stderr and exit status 2.
+A refused ``Hash`` at start is one line on stderr and exit status 2; a ``CB`` command the library
+answers with 0 is a note on stderr, and the engine starts.
 """
 from __future__ import annotations
 
@@ -79,7 +86,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from ..engine.timeman import GoParams
-from ..util.cbuild import (COMMON_FLAGS, WINDOWS_CC, CBuildError, bridge_root, compile_c, default_compiler,
+from ..util.cbuild import (COMMON_FLAGS, CBuildError, bridge_root, compile_c, default_compiler,
                            native_link_flags, pe_header)
 from ..util.linereader import EndOfOutput, LineTimeout, StampedLineReader
 from .uci import LineProtocol, ProtocolError, _clip, parse_go, parse_position, read_commands, run_commands
@@ -234,8 +241,8 @@ def resolve_move(pos: Any, raw: RawMove) -> Any:
 
 def _move_of_cbmove(pos: Any, legal: list[Any], raw: RawMove) -> Any:
     shown_legal = " ".join(m.text() for m in legal) or "none"
-    if raw.from_square == 0 and raw.to_square == 0:
-        raise LibraryMoveError("the library returned no move")
+    if (raw.from_square == 0 and raw.to_square == 0) or (raw.jumps <= 0 and raw.from_square == raw.to_square):
+        raise LibraryMoveError("the library returned no move")     # a CBmove left unset, or zeroed
     if raw.from_square == 0 or raw.to_square == 0:
         raise LibraryMoveError(f"the library's move {raw.text()} names a square that is not on the board")
     if not 0 <= raw.jumps < CB_MOVE_SLOTS:

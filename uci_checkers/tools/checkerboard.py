@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..util.atomicfile import write_bytes_atomic
-from ..util.cbuild import (COMMON_FLAGS, WINDOWS_CC, CBuildError, bridge_root, compile_c, default_compiler,
+from ..util.cbuild import (COMMON_FLAGS, CBuildError, bridge_root, compile_c, default_compiler,
                            native_link_flags, pe_header)
 
 LIBRARY_NAME = "uci_checkers_cb"
