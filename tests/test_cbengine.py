@@ -515,6 +515,20 @@ def test_host_protocol_status_stop_and_crash(native_host, engine_so, tmp_path, m
     assert library.proc.poll() is not None
 
 
+def test_the_host_ends_with_its_input_even_while_the_library_hangs(native_host, engine_so, tmp_path, monkeypatch):
+    """cbengine killed (SIGKILL by the arena) closes the host's stdin: the host must not outlive it."""
+    s, log, library = host_session(native_host, engine_so, tmp_path, monkeypatch, mode="ignore")
+    s.send("position startpos", "go infinite")
+    deadline = time.monotonic() + 10
+    while not logged(log, "getmove") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert library.proc.poll() is None and logged(log, "getmove")
+    assert library.proc.stdin is not None
+    library.proc.stdin.close()
+    library.proc.wait(timeout=5)
+    library.close()
+
+
 def test_the_host_says_why_a_library_does_not_load(native_host, tmp_path):
     (tmp_path / "junk.so").write_text("not a library")
     with pytest.raises(cb.LibraryError, match="cannot load .*junk.so"):
