@@ -25,6 +25,7 @@ import pytest
 
 from uci_checkers.tools import checkerboard as cbtool
 from uci_checkers.rules.position import Game, Move, Position
+from uci_checkers.util.cbuild import WINDOWS_CC
 
 REPO = Path(__file__).resolve().parent.parent
 MOVER = Path(__file__).resolve().parent / "engines" / "random_mover.py"
@@ -594,7 +595,7 @@ def windows_tool(name: str) -> str:
 
 @pytest.fixture(scope="session")
 def windows_dll(tmp_path_factory) -> Path:
-    windows_tool(cbtool.WINDOWS_CC)
+    windows_tool(WINDOWS_CC)
     return cbtool.build("windows", tmp_path_factory.mktemp("cb_windows"))
 
 

@@ -15,7 +15,7 @@ from typing import Optional
 
 from .util.interrupts import EXIT_INTERRUPTED, exit_now, handle_interrupts
 # The protocol loops handle their own input and signals; the others are tools.
-_PROTOCOL_SUBCOMMANDS = ("engine", "hub")
+_PROTOCOL_SUBCOMMANDS = ("engine", "hub", "cbengine")
 
 SUBCOMMANDS = {
     # name: (module, one-line help)
@@ -26,6 +26,8 @@ SUBCOMMANDS = {
     "match": ("uci_checkers.arena", "engine-vs-engine matches and tournaments"),
     "analyse": ("uci_checkers.tools.analyse", "annotate the games of a PDN file with engine evaluations"),
     "egdb": ("uci_checkers.tools.egdb_command", "endgame databases: egdb build --pieces N [--dir D], verify, info, probe"),
+    "cbengine": ("uci_checkers.protocols.cbengine",
+                 "serve a CheckerBoard engine library (Cake, KingsRow, GuiNN ...) as a protocol.md engine: cbengine LIB"),
     "go": ("uci_checkers.protocols.oneshot", "search one position and print the best move: go --fen FEN --movetime MS"),
     "checkerboard": ("uci_checkers.tools.checkerboard", "build/install the CheckerBoard bridge DLL (bridge/checkerboard)"),
     "gui": ("uci_checkers.gui.server", "play or analyse in a browser: gui [--port P] [--no-browser] [--engine cmd=...]"),
