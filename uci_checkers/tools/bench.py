@@ -6,8 +6,8 @@ Stockfish): ``tests/test_bench.py`` pins it, and a change that alters the
 search updates it on purpose.  Nodes per second are the speed figure.
 
 The bench runs in a worker thread: Ctrl-C or SIGTERM stops the current search
-through its stop flag, the positions finished so far stay printed with their
-totals, and the exit status is 130.  A cold compile is announced on stderr.
+through its stop flag, the positions finished so far stay printed, the totals
+are theirs (marked partial), and the exit status is 130.  A cold compile is announced on stderr.
 
 The positions are constants here (the package never reads the shared data at
 run time): ACF three-move ballots (from ``ballots3.tsv``, some with a capture
@@ -135,10 +135,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     from ..util.commandline import COMPILING_NOTICE
     from ..util.interrupts import raise_if_interrupted
 
-    done_positions = [0]
+    # The totals are summed here, from the positions reported as finished, so an interrupted bench
+    # still reports what it did (its worker may not hand back a result in time).
+    done = {"positions": 0, "nodes": 0, "seconds": 0.0}
 
     def show(i: int, fen: str, nodes: int, seconds: float) -> None:
-        done_positions[0] = i
+        done["positions"] = i
+        done["nodes"] += nodes
+        done["seconds"] += seconds
         if not args.quiet:
             nps = int(nodes / seconds) if seconds > 0 else 0
             print(f"position {i:2d}/{len(POSITIONS)}  nodes {nodes:>10d}  time {seconds * 1000:8.0f} ms  "
@@ -146,13 +150,16 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     stop = np.zeros(1, dtype=np.int64)
     ready = threading.Event()
-    box: list = []
+    finished = threading.Event()
+    errors: list[BaseException] = []
 
     def work() -> None:
         try:
-            box.append(run_bench(args.depth, args.hash, show, stop, ready.set))
+            run_bench(args.depth, args.hash, show, stop, ready.set)
         except BaseException as exc:          # handed to the main thread
-            box.append(exc)
+            errors.append(exc)
+        finally:
+            finished.set()
 
     worker = threading.Thread(target=work, name="bench", daemon=True)
     notice = threading.Timer(1.0, lambda: ready.is_set() or print(f"bench: {COMPILING_NOTICE}", file=sys.stderr,
@@ -162,24 +169,27 @@ def main(argv: Optional[list[str]] = None) -> int:
     notice.start()
     interrupted = False
     try:
-        while worker.is_alive():
-            worker.join(0.1)                  # short joins: Ctrl-C is taken at once
+        # An event, not Thread.join: a join cut short by KeyboardInterrupt can leave the thread
+        # looking finished to the next join (CPython 3.11), which then returns at once.
+        while not finished.wait(0.1):         # short waits: Ctrl-C is taken at once
             raise_if_interrupted()
     except KeyboardInterrupt:
         interrupted = True
         stop[0] = 1
-        worker.join(5.0)
+        finished.wait(5.0)
     finally:
         notice.cancel()
-    if box and isinstance(box[0], BaseException):
-        raise box[0]
-    nodes, seconds = box[0] if box else (0, 0.0)
+    if errors and not interrupted:
+        raise errors[0]
+    nodes, seconds = done["nodes"], done["seconds"]
+    partial = " (partial)" if interrupted else ""
     print("===========================")
     if interrupted:
-        print(f"Interrupted     : after {done_positions[0]} of {len(POSITIONS)} positions (not a bench figure)")
-    print(f"Total time (ms) : {int(seconds * 1000)}")
-    print(f"Nodes searched  : {nodes}")
-    print(f"Nodes/second    : {int(nodes / seconds) if seconds > 0 else 0}")
+        print(f"Interrupted     : after {done['positions']} of {len(POSITIONS)} positions "
+              "(partial totals, not a bench figure)")
+    print(f"Total time (ms) : {int(seconds * 1000)}{partial}")
+    print(f"Nodes searched  : {nodes}{partial}")
+    print(f"Nodes/second    : {int(nodes / seconds) if seconds > 0 else 0}{partial}")
     if interrupted:
         print("bench: interrupted", file=sys.stderr)
         return 130
