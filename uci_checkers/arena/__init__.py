@@ -44,7 +44,11 @@ Termination reasons (PDN ``Termination``): ``no legal moves``, ``threefold
 repetition``, ``no progress``, ``ply cap``, ``time forfeit``, ``illegal move``
 (malformed, illegal, ambiguous, or ``bestmove (none)`` with legal moves),
 ``engine crash`` and ``engine timeout`` (no ``uciok``/``readyok``/``bestmove``).
-A crashed or hung engine is restarted for its next game.
+A crashed or hung engine is restarted for its next game.  An engine whose very
+first start fails (it exits, or never answers ``uci``/``isready``: a typo in its
+command, a program that does not speak the protocol) stops the match at once
+with exit status 2 and the engine's last stderr lines; on Ray every game starts
+its own engines, so there any failed start does.
 
 Before the first game everything given is checked: numbers, the engine commands
 (they must exist), the output files (their directories must be writable) and,
@@ -55,7 +59,7 @@ games were played with other limits.  The arena warns on stderr when an engine's
 ``Move Overhead`` takes most or all of a fixed ``--movetime``.
 
 Exit status: 0 when the match ran, 2 for bad arguments (or an engine that cannot
-start or refuses its options), 3 when the backend could not start (e.g. Ray
+start, fails its first start or refuses its options), 3 when the backend could not start (e.g. Ray
 missing), 130 when interrupted (SIGINT/SIGTERM; continue with ``--resume``).
 """
 from __future__ import annotations
