@@ -1,6 +1,7 @@
 """The training pipeline end to end on a tiny generated set, and the weights file format."""
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -77,6 +78,29 @@ def test_training_is_reproducible(shards):
     w1, _ = train.train(data, cfg, progress=None)
     w2, _ = train.train(data, cfg, progress=None)
     assert np.array_equal(w1, w2)
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_selfplay_and_train_progress_is_plain_lines_in_a_log_and_live_on_a_terminal(shards, tmp_path):
+    # issue 20 item 12: \r updates went to a log file too, which then held one endless line
+    log = io.StringIO()
+    selfplay.generate(tmp_path / "a", games=4, config=TINY, jobs=1, shard_size=4, progress=log)
+    data = load_shards([shards])
+    cfg = train.TrainConfig(epochs=2, batch=128, val_share=0.25, seed=4)
+    train.train(data, cfg, progress=log)
+    text = log.getvalue()
+    assert "\r" not in text and "\x1b" not in text
+    lines = text.splitlines()
+    assert lines[0].startswith("selfplay: 4/4 games ")
+    assert [ln.split(":")[0] for ln in lines[1:]] == ["epoch 1/2", "epoch 2/2"]
+    tty = _Tty()
+    selfplay.generate(tmp_path / "b", games=4, config=TINY, jobs=1, shard_size=4, progress=tty)
+    train.train(data, cfg, progress=tty)
+    assert "\rselfplay [" in tty.getvalue().replace("\x1b[2K", "") and "\rtrain [" in tty.getvalue().replace("\x1b[2K", "")
 
 
 def test_split_keeps_games_whole(shards):

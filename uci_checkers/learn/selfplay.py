@@ -33,13 +33,14 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Optional
+from typing import Optional, TextIO
 
 import numpy as np
 
 from ..util.raycluster import RayConnectError, connect_ray
 from ..util.atomicfile import atomic_output
 from ..util.interrupts import raise_if_interrupted
+from ..util.progress import Progress
 
 SHARD_FORMAT = 1
 RESULT_LOSS, RESULT_DRAW, RESULT_WIN = 0, 1, 2     # stored from Black's view; 2 = Black won
@@ -239,22 +240,19 @@ def engine_identity() -> dict[str, str]:
     return ident
 
 
-def _progress(done_games: int, total_games: int, positions: int, t0: float, stream) -> None:
-    if stream is None:
-        return
+def _progress(done_games: int, total_games: int, positions: int, t0: float, bar: Progress) -> None:
     el = max(1e-9, time.monotonic() - t0)
-    width = 30
-    filled = int(width * done_games / max(1, total_games))
-    stream.write(f"\rselfplay [{'#' * filled}{'.' * (width - filled)}] {done_games}/{total_games} games "
-                 f"{positions} positions {done_games / el:.2f} games/s")
-    stream.flush()
+    bar.update(f"{done_games}/{total_games} games {positions} positions {done_games / el:.2f} games/s",
+               done_games / max(1, total_games))
 
 
 def generate(out_dir: Path, games: int, config: SelfPlayConfig, jobs: int = 1, shard_size: int = 20,
-             backend: str = "local", address: Optional[str] = None, progress=sys.stderr) -> dict:
+             backend: str = "local", address: Optional[str] = None, progress: Optional[TextIO] = sys.stderr
+             ) -> dict:
     """Play ``games`` games into ``out_dir`` (skipping finished shards); returns a summary dict.
 
-    ``jobs`` processes play shards at once (``backend="ray"``: one Ray task per shard).
+    ``jobs`` processes play shards at once (``backend="ray"``: one Ray task per shard).  Progress goes to
+    ``progress`` (None: none): a live bar on a terminal, a line every half minute otherwise.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     shards = (games + shard_size - 1) // shard_size
@@ -262,7 +260,8 @@ def generate(out_dir: Path, games: int, config: SelfPlayConfig, jobs: int = 1, s
     done_games = (shards - len(todo)) * shard_size
     positions = 0
     t0 = time.monotonic()
-    _progress(done_games, shards * shard_size, positions, t0, progress)
+    bar = Progress(progress, "selfplay")
+    _progress(done_games, shards * shard_size, positions, t0, bar)
     if backend == "ray":
         import ray
 
@@ -274,13 +273,13 @@ def generate(out_dir: Path, games: int, config: SelfPlayConfig, jobs: int = 1, s
             _, g, p = ray.get(ready[0])
             done_games += g
             positions += p
-            _progress(done_games, shards * shard_size, positions, t0, progress)
+            _progress(done_games, shards * shard_size, positions, t0, bar)
     elif jobs <= 1:
         for s in todo:
             _, g, p = _play_shard(config, s, shard_size, str(out_dir))
             done_games += g
             positions += p
-            _progress(done_games, shards * shard_size, positions, t0, progress)
+            _progress(done_games, shards * shard_size, positions, t0, bar)
     else:
         import multiprocessing
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -297,15 +296,14 @@ def generate(out_dir: Path, games: int, config: SelfPlayConfig, jobs: int = 1, s
                         _, g, p = fut.result()
                         done_games += g
                         positions += p
-                        _progress(done_games, shards * shard_size, positions, t0, progress)
+                        _progress(done_games, shards * shard_size, positions, t0, bar)
             except BaseException:
                 # an interrupt: finished shards are kept; the shards being played are abandoned
                 for proc in list(getattr(pool, "_processes", {}).values()):
                     proc.terminate()
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
-    if progress is not None:
-        progress.write("\n")
+    bar.close()
     return {"games": shards * shard_size, "new_positions": positions, "seconds": time.monotonic() - t0,
             "out": str(out_dir)}
 
