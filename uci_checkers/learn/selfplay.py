@@ -21,7 +21,6 @@ both from the side to move's point of view.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -37,6 +36,7 @@ from typing import Optional, TextIO
 
 import numpy as np
 
+from ..util.commandline import ToolParser
 from ..util.raycluster import RayConnectError, connect_ray
 from ..util.atomicfile import atomic_output
 from ..util.interrupts import raise_if_interrupted
@@ -309,7 +309,7 @@ def generate(out_dir: Path, games: int, config: SelfPlayConfig, jobs: int = 1, s
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="uci-checkers selfplay", description=__doc__.split("\n\n")[0])
+    ap = ToolParser(prog="uci-checkers selfplay", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="directory of shard-NNNNN.npz files (created; resumed)")
     ap.add_argument("--games", type=int, default=1000, help="games in the whole run (default 1000)")
     ap.add_argument("--nodes", type=int, default=3000, help="nodes per move (default 3000)")

@@ -21,7 +21,6 @@ the same weights file.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -31,6 +30,7 @@ from typing import Callable, Optional, TextIO
 
 import numpy as np
 
+from ..util.commandline import ToolParser
 from ..util.progress import Progress
 from ..search.evaluate import MAX_ACTIVE, NF, PHASE_PIECES, UNIT, feature_matrix
 from .dataset import GAMES_PER_SOURCE, DataError, PositionSet, load_pdn_positions, load_shards
@@ -177,7 +177,7 @@ def to_table(w: np.ndarray, scale: float) -> np.ndarray:
 
 def main(argv: Optional[list[str]] = None) -> int:
     from ..search import weights as wmod
-    ap = argparse.ArgumentParser(prog="uci-checkers train", description=__doc__.split("\n\n")[0])
+    ap = ToolParser(prog="uci-checkers train", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", action="append", required=True,
                     help="a shard directory or file from `uci-checkers selfplay` (repeatable)")
     ap.add_argument("--out", default=str(wmod.default_path()),

@@ -15,7 +15,6 @@ Everything is in-process and deterministic (fixed depth, cleared table).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -23,6 +22,8 @@ from pathlib import Path
 from typing import Optional
 
 import numpy as np
+
+from ..util.commandline import ToolParser
 
 
 def _fit_scale(scores: np.ndarray, targets: np.ndarray) -> tuple[float, float]:
@@ -104,7 +105,7 @@ def puzzles(path: Path, depth: int, threshold: int, limit: Optional[int] = None)
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="uci-checkers validate", description=__doc__.split("\n\n")[0])
+    ap = ToolParser(prog="uci-checkers validate", description=__doc__.split("\n\n")[0])
     ap.add_argument("--pdn", help="games between strong engines (log-loss, move agreement)")
     ap.add_argument("--puzzles", help="puzzles.tsv: positions with known results")
     ap.add_argument("--depth", type=int, default=8, help="search depth for moves and puzzles (default 8)")

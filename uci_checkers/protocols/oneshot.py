@@ -14,19 +14,20 @@ engine then knows the history for repetitions); ``--multipv K`` prints K lines
 ``pv<k> ...`` / ``score<k> ...``; ``--json`` prints one JSON object instead;
 ``--verbose`` shows the engine's progress on stderr.  The search runs in this
 process through the engine facade (no subprocess); while the kernels compile (a
-first run) a line on stderr says so.  Exit status: 0, 2 for bad arguments (an
-unreadable FEN, an illegal move, a refused option), 130 when interrupted (Ctrl-C
-or SIGTERM stop the search; nothing is printed on stdout).
+first run) a line on stderr says so.  Exit status (the tools' convention,
+:mod:`uci_checkers.util.commandline`): 0; 1 when the search did not hand in a
+move; 2 for bad arguments (an unreadable FEN, an illegal move, a refused option,
+an unusable ``--weights`` file), 130 when interrupted (Ctrl-C or SIGTERM stop the
+search; nothing is printed on stdout).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import threading
 from typing import Any, Optional
 
-from ..util.commandline import COMPILING_NOTICE, announce_if_slow, parse_option_args
+from ..util.commandline import COMPILING_NOTICE, ToolParser, announce_if_slow, parse_option_args
 from ..util.interrupts import interrupt_event, raise_if_interrupted
 
 __all__ = ["main", "search_position"]
@@ -103,7 +104,7 @@ def _score_words(info: Any) -> list[str]:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    p = argparse.ArgumentParser(prog="uci-checkers go", description="Search one position; print the best move "
+    p = ToolParser(prog="uci-checkers go", description="Search one position; print the best move "
                                 "(first line), its line and score.")
     p.add_argument("--fen", default=None, help="position (PDN FEN); default: the start position")
     p.add_argument("--moves", default="", help='moves played from the FEN first, e.g. "11-15 23-19"')

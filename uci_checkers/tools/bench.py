@@ -16,13 +16,14 @@ from classic problem collections (``puzzles.tsv``).
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import threading
 import time
 from typing import Callable, Optional
 
 import numpy as np
+
+from ..util.commandline import ToolParser
 
 DEFAULT_DEPTH = 15
 BENCH_HASH_MB = 16
@@ -121,7 +122,7 @@ def run_bench(depth: int = DEFAULT_DEPTH, hash_mb: int = BENCH_HASH_MB,
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="uci-checkers bench",
+    parser = ToolParser(prog="uci-checkers bench",
                                      description="fixed-depth search benchmark (node total = search fingerprint)")
     parser.add_argument("depth", nargs="?", type=int, default=DEFAULT_DEPTH,
                         help=f"search depth in plies (default {DEFAULT_DEPTH})")

@@ -13,10 +13,14 @@ DLL's exports, and installs the DLL with its ini file into CheckerBoard's engine
 
 The C sources are in the repository (``bridge/checkerboard/``), so ``build`` runs from a
 checkout (an editable install).
+
+Exit status (the tools' convention, :mod:`uci_checkers.util.commandline`): 0 done; 1 the build
+failed (no compiler, or it refused the sources) or ``exports`` found a required name missing;
+2 a usage or input error (an engines folder that is not one, a ``--dll`` that does not exist or
+is not a Windows DLL with the engine API); errors are one line on stderr.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import struct
@@ -25,6 +29,7 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
+from ..util.commandline import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ToolParser
 from ..util.atomicfile import write_bytes_atomic
 
 LIBRARY_NAME = "uci_checkers_cb"
@@ -39,6 +44,10 @@ COMPILE_TIMEOUT_S = 300
 
 class BridgeBuildError(Exception):
     """The bridge could not be built, read or installed (the message says why, in one line)."""
+
+
+class BridgeInputError(BridgeBuildError):
+    """What the user gave cannot be used: a folder that is not one, a missing or foreign DLL."""
 
 
 def source_dir() -> Path:
@@ -121,7 +130,10 @@ def build_wine_probe(out_dir: Path, cc: Optional[str] = None) -> tuple[Path, Pat
 
 def pe_exports(path: Path) -> list[str]:
     """The exported names of a Windows DLL, read from its PE export directory."""
-    data = Path(path).read_bytes()
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise BridgeInputError(f"{path}: {exc.strerror or exc}") from None
     try:
         if data[:2] != b"MZ":
             raise ValueError("no MZ header")
@@ -158,7 +170,7 @@ def pe_exports(path: Path) -> list[str]:
             names.append(data[start:data.index(b"\0", start)].decode("ascii"))
         return names
     except (ValueError, struct.error, UnicodeDecodeError) as exc:
-        raise BridgeBuildError(f"{path} is not a readable Windows DLL: {exc}") from None
+        raise BridgeInputError(f"{path} is not a readable Windows DLL: {exc}") from None
 
 
 def ini_text(command: str, directory: str = "", options: Optional[dict[str, str]] = None) -> str:
@@ -181,12 +193,16 @@ def install(engines_dir: Path, dll: Optional[Path] = None, command: Optional[str
     """Copy the DLL into CheckerBoard's engines folder and write its ini (and help page) beside it."""
     engines_dir = Path(engines_dir)
     if not engines_dir.is_dir():
-        raise BridgeBuildError(f"{engines_dir} is not a directory (CheckerBoard's engines folder, "
+        raise BridgeInputError(f"{engines_dir} is not a directory (CheckerBoard's engines folder, "
                                "e.g. C:\\Program Files\\CheckerBoard\\engines)")
+    if dll is not None and not Path(dll).is_file():
+        raise BridgeInputError(f"--dll {dll}: no such file (build one with: uci-checkers checkerboard build)")
+    given = dll is not None
     dll = Path(dll) if dll is not None else build("windows")
     missing = [name for name in API_EXPORTS if name not in pe_exports(dll)]
     if missing:
-        raise BridgeBuildError(f"{dll} does not export {', '.join(missing)}")
+        error = BridgeInputError if given else BridgeBuildError
+        raise error(f"{dll} does not export {', '.join(missing)}")
     target = engines_dir / f"{LIBRARY_NAME}.dll"
     write_bytes_atomic(target, dll.read_bytes())
     ini = engines_dir / f"{LIBRARY_NAME}.ini"
@@ -200,7 +216,7 @@ def install(engines_dir: Path, dll: Optional[Path] = None, command: Optional[str
 def main(argv: Optional[Sequence[str]] = None) -> int:
     from ..util.commandline import parse_option_args
 
-    p = argparse.ArgumentParser(prog="uci-checkers checkerboard",
+    p = ToolParser(prog="uci-checkers checkerboard",
                                 description="Build and install the CheckerBoard bridge DLL (bridge/checkerboard).")
     sub = p.add_subparsers(dest="action", required=True)
     b = sub.add_parser("build", help="compile the bridge")
@@ -233,8 +249,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             missing = [name for name in API_EXPORTS if name not in names]
             if missing:
                 print(f"uci-checkers checkerboard: {args.dll} lacks {', '.join(missing)}", file=sys.stderr)
-                return 1
-    except (BridgeBuildError, ValueError, OSError) as exc:
+                return EXIT_FAILED
+    except (BridgeInputError, ValueError) as exc:
         print(f"uci-checkers checkerboard: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        return EXIT_USAGE
+    except BridgeBuildError as exc:
+        print(f"uci-checkers checkerboard: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except OSError as exc:              # a folder or file that cannot be written: one line, not [Errno n]
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"uci-checkers checkerboard: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
