@@ -435,7 +435,7 @@ def _open_browser(url: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = ToolParser(prog="uci-checkers gui", description="Play checkers in a browser against an "
-                                "engine or a friend, or analyse a game (served on 127.0.0.1).")
+                   "engine or a friend, or analyse a game (served on 127.0.0.1).")
     p.add_argument("--port", type=int, default=0, help="port to serve on (default: a free one)")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser; just print the address")
     p.add_argument("--engine", nargs="+", default=[], metavar="KEY=VALUE",

@@ -105,7 +105,7 @@ def _score_words(info: Any) -> list[str]:
 
 def main(argv: Optional[list[str]] = None) -> int:
     p = ToolParser(prog="uci-checkers go", description="Search one position; print the best move "
-                                "(first line), its line and score.")
+                   "(first line), its line and score.")
     p.add_argument("--fen", default=None, help="position (PDN FEN); default: the start position")
     p.add_argument("--moves", default="", help='moves played from the FEN first, e.g. "11-15 23-19"')
     lim = p.add_mutually_exclusive_group()

@@ -475,8 +475,8 @@ def annotate_game(game: PdnGame, evals: list[PositionEval], mistake: int = MISTA
 # --------------------------------------------------------------------------------------------------
 def _parser() -> argparse.ArgumentParser:
     p = ToolParser(prog="uci-checkers analyse",
-                                description="Annotate the games of a PDN file with engine evaluations; "
-                                            "mark mistakes (?) and blunders (??).")
+                   description="Annotate the games of a PDN file with engine evaluations; "
+                               "mark mistakes (?) and blunders (??).")
     p.add_argument("pdn", help="PDN file to analyse")
     lim = p.add_mutually_exclusive_group()
     lim.add_argument("--movetime", type=int, metavar="MS", help="search time per position in ms (default 200)")

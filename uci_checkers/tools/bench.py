@@ -123,7 +123,7 @@ def run_bench(depth: int = DEFAULT_DEPTH, hash_mb: int = BENCH_HASH_MB,
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = ToolParser(prog="uci-checkers bench",
-                                     description="fixed-depth search benchmark (node total = search fingerprint)")
+                        description="fixed-depth search benchmark (node total = search fingerprint)")
     parser.add_argument("depth", nargs="?", type=int, default=DEFAULT_DEPTH,
                         help=f"search depth in plies (default {DEFAULT_DEPTH})")
     parser.add_argument("--hash", type=int, default=BENCH_HASH_MB, help="table size in MiB (default 16)")

@@ -217,7 +217,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from ..util.commandline import parse_option_args
 
     p = ToolParser(prog="uci-checkers checkerboard",
-                                description="Build and install the CheckerBoard bridge DLL (bridge/checkerboard).")
+                   description="Build and install the CheckerBoard bridge DLL (bridge/checkerboard).")
     sub = p.add_subparsers(dest="action", required=True)
     b = sub.add_parser("build", help="compile the bridge")
     b.add_argument("--target", choices=("windows", "native"), default="windows",
