@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -120,6 +121,21 @@ def test_train_cli_end_to_end(shards, tmp_path):
     assert "epoch 2/2: train log-loss" in proc.stderr
     header = W.load_weights(out).header
     assert header["provenance"]["data_files"] == 3 and len(header["provenance"]["data_digest"]) == 64
+
+
+def test_train_writes_a_new_file_by_default_and_never_the_shipped_weights(shards, tmp_path):
+    # issue 20 item 13: without --out, train wrote over uci_checkers/data/eval.weights
+    shipped = W.default_path().read_bytes()
+    cmd = [sys.executable, "-m", "uci_checkers", "train", "--data", str(shards), "--epochs", "1", "--batch", "512"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert W.load_weights(tmp_path / "trained.weights").checksum == json.loads(proc.stdout)["checksum"]
+    assert W.default_path().read_bytes() == shipped
+    again = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 2 and "exists" in again.stderr and len(again.stderr.strip().splitlines()) == 1
+    assert subprocess.run(cmd + ["--overwrite"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600).returncode == 0
 
 
 def test_train_cli_refuses_missing_data(tmp_path):

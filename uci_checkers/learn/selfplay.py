@@ -18,6 +18,10 @@ position leads to its label by the engine's own play.  A position is recorded
 when the side to move has no capture (the evaluation only ever sees such
 positions).  Labels: the game result and the search score of the move played,
 both from the side to move's point of view.
+
+The engine plays with the shipped evaluation weights, or with ``--weights FILE``
+(a file of ``uci-checkers train``); each shard records the file (in its config)
+and its checksum (in the engine identity).
 """
 from __future__ import annotations
 
@@ -56,6 +60,7 @@ class SelfPlayConfig:
     hash_mb: int = 8
     ply_cap: int = 400                # a game still going after this many plies is scored a draw
     no_progress_plies: int = 80
+    weights: str = ""                 # evaluation weights file ("": the shipped one)
 
 
 @dataclass
@@ -121,8 +126,9 @@ class _Player:
 
     def __init__(self, config: SelfPlayConfig) -> None:
         from ..search.alphabeta import Searcher
+        from ..search.weights import load_weights
         self.config = config
-        self.searcher = Searcher(config.hash_mb)
+        self.searcher = Searcher(config.hash_mb, load_weights(config.weights) if config.weights else None)
         self.stop = np.zeros(1, dtype=np.int64)
 
     def play(self, index: int) -> GameRecord:
@@ -208,7 +214,7 @@ def write_shard(out_dir: Path, shard: int, shard_size: int, config: SelfPlayConf
     arrays = {k: np.asarray(v, dtype=np.int64) for k, v in cols.items()}
     meta = {"format": SHARD_FORMAT, "shard": shard, "shard_size": shard_size, "config": asdict(config),
             "games": len(games), "positions": len(cols["black"]), "plies": [r.plies for r in games],
-            "results": [r.result for r in games], "engine": engine_identity()}
+            "results": [r.result for r in games], "engine": engine_identity(config.weights)}
     arrays["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
     out_dir.mkdir(parents=True, exist_ok=True)
     with atomic_output(shard_path(out_dir, shard)) as f:
@@ -216,8 +222,9 @@ def write_shard(out_dir: Path, shard: int, shard_size: int, config: SelfPlayConf
     return len(cols["black"])
 
 
-def engine_identity() -> dict[str, str]:
-    """The code and weights that played: the git commit (when in a checkout) and the weights checksum."""
+def engine_identity(weights_file: str = "") -> dict[str, str]:
+    """The code and weights that played: the git commit (when in a checkout) and the checksum of the weights
+    (``weights_file``, or the shipped ones)."""
     ident = {}
     root = Path(__file__).resolve().parents[2]
     try:
@@ -231,8 +238,8 @@ def engine_identity() -> dict[str, str]:
     except (OSError, subprocess.TimeoutExpired):
         pass
     try:
-        from ..search.weights import default_weights
-        ident["weights"] = default_weights().checksum
+        from ..search.weights import default_weights, read_weights
+        ident["weights"] = (read_weights(weights_file) if weights_file else default_weights()).checksum
     except Exception as exc:      # noqa: BLE001 - identity is informative only
         ident["weights"] = f"unavailable: {exc}"
     from .. import __version__
@@ -318,6 +325,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="processes playing at once (default 1)")
     ap.add_argument("--backend", choices=("local", "ray"), default="local")
     ap.add_argument("--address", default=None, help="Ray cluster address (with --backend ray)")
+    ap.add_argument("--weights", metavar="FILE", default=None,
+                    help="evaluation weights file the engine plays with (default: the shipped one; with "
+                         "--backend ray it must exist at the same path on every worker)")
     args = ap.parse_args(argv)
     for name in ("games", "nodes", "shard_size", "jobs"):
         value = getattr(args, name)
@@ -340,7 +350,16 @@ def main(argv: Optional[list[str]] = None) -> int:
             print("uci-checkers selfplay: --backend ray needs Ray (pip install 'uci_checkers[cluster]')",
                   file=sys.stderr)
             return 2
-    config = SelfPlayConfig(seed=args.seed, nodes=args.nodes)
+    weights = ""
+    if args.weights is not None:
+        from ..search.weights import WeightsError, read_weights
+
+        try:
+            weights = read_weights(args.weights).path
+        except WeightsError as exc:
+            ap.error(f"--weights: {exc}")
+        weights = os.path.abspath(weights)   # the workers may start elsewhere
+    config = SelfPlayConfig(seed=args.seed, nodes=args.nodes, weights=weights)
     try:
         summary = generate(out, args.games, config, args.jobs, args.shard_size, args.backend, args.address)
     except KeyboardInterrupt:

@@ -18,6 +18,12 @@ meaning from one generation to the next.
 
 Reproducible: the same data (their digests are recorded), seed and flags give
 the same weights file.
+
+Output: a new file, ``--out`` (default ``trained.weights``); an existing file,
+the shipped ``uci_checkers/data/eval.weights`` included, is replaced only with
+``--overwrite``.  The engine plays with it through ``setoption name EvalFile
+value FILE`` (``match --engine ... option.EvalFile=FILE``), the tools through
+``--weights FILE``.
 """
 from __future__ import annotations
 
@@ -30,11 +36,14 @@ from typing import Callable, Optional, TextIO
 
 import numpy as np
 
-from ..util.commandline import ToolParser
+from ..util.commandline import ToolParser, check_output_path
 from ..util.progress import Progress
 from ..search.evaluate import MAX_ACTIVE, NF, PHASE_PIECES, UNIT, feature_matrix
 from .dataset import GAMES_PER_SOURCE, DataError, PositionSet, load_pdn_positions, load_shards
 from .metrics import fit_scale, log_loss
+
+
+DEFAULT_OUT = "trained.weights"     # train never writes over a file (the shipped weights included) unless told
 
 
 @dataclass
@@ -180,8 +189,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap = ToolParser(prog="uci-checkers train", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", action="append", required=True,
                     help="a shard directory or file from `uci-checkers selfplay` (repeatable)")
-    ap.add_argument("--out", default=str(wmod.default_path()),
-                    help="weights file to write (default: the package's own)")
+    ap.add_argument("--out", default=DEFAULT_OUT,
+                    help=f"weights file to write, a new one (default {DEFAULT_OUT} in the current directory); "
+                         "use it with EvalFile or --weights, and copy it over uci_checkers/data/eval.weights "
+                         "to ship it")
+    ap.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     ap.add_argument("--epochs", type=int, default=12)
     ap.add_argument("--batch", type=int, default=2048)
     ap.add_argument("--lr", type=float, default=0.01)
@@ -199,8 +211,13 @@ def main(argv: Optional[list[str]] = None) -> int:
             and 0 <= args.score_weight <= 1 and 0 <= args.val_share < 1):
         ap.error("a numeric flag is out of range")
     out = Path(args.out)
-    if out.exists() and out.is_dir():
-        ap.error(f"--out {out} is a directory")
+    try:
+        check_output_path(str(out), "--out")
+    except ValueError as exc:
+        ap.error(str(exc))
+    if out.exists() and not args.overwrite:     # checked before the work: never replaced by default
+        shipped = " (the shipped weights)" if out.resolve() == wmod.default_path().resolve() else ""
+        ap.error(f"--out {out} exists{shipped}: give another file, or --overwrite to replace it")
     try:
         data = load_shards([Path(p) for p in args.data], args.limit)
         pdn = load_pdn_positions(Path(args.validate_pdn)) if args.validate_pdn else None

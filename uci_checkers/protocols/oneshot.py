@@ -113,6 +113,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     lim.add_argument("--depth", type=int, metavar="N", help="search depth in plies")
     p.add_argument("--multipv", type=int, default=1, metavar="K", help="report the K best lines")
     p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="engine option, repeatable")
+    p.add_argument("--weights", metavar="FILE", default=None,
+                   help="evaluation weights file (the EvalFile option; default: the shipped one)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--verbose", action="store_true", help="engine progress on stderr")
     args = p.parse_args(argv)
@@ -126,6 +128,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     except ValueError as exc:
         print(f"uci-checkers go: {exc}", file=sys.stderr)
         return 2
+    if args.weights is not None:
+        options["EvalFile"] = args.weights
 
     def verbose(info: Any) -> None:
         from .uci import format_info

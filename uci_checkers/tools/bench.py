@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -87,17 +87,18 @@ MAX_HASH_MB = 4096
 def run_bench(depth: int = DEFAULT_DEPTH, hash_mb: int = BENCH_HASH_MB,
               on_position: Optional[Callable[[int, str, int, float], None]] = None,
               stop: Optional[np.ndarray] = None,
-              on_ready: Optional[Callable[[], None]] = None) -> tuple[int, float]:
+              on_ready: Optional[Callable[[], None]] = None, weights: Any = None) -> tuple[int, float]:
     """Search every bench position to ``depth`` from a cleared table; return (total nodes, seconds).
 
     ``on_position(index, fen, nodes, seconds)`` is called after each position, ``on_ready()``
     once the kernels are compiled.  Setting ``stop[0] = 1`` (an int64 array of one) ends
     the search in progress; that position is not counted and no further one is started.
+    ``weights``: an :class:`~uci_checkers.search.weights.EvalWeights` (default: the shipped ones).
     """
     from ..rules.position import Game, Position
     from ..search.alphabeta import Searcher, SearchLimits
 
-    searcher = Searcher(hash_mb)
+    searcher = Searcher(hash_mb, weights)
     searcher.warm_up()
     if on_ready is not None:
         on_ready()
@@ -128,11 +129,22 @@ def main(argv: Optional[list[str]] = None) -> int:
                         help=f"search depth in plies (default {DEFAULT_DEPTH})")
     parser.add_argument("--hash", type=int, default=BENCH_HASH_MB, help="table size in MiB (default 16)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the totals")
+    parser.add_argument("--weights", metavar="FILE", default=None,
+                        help="evaluation weights file (default: the shipped one; other weights give other node "
+                             "totals)")
     args = parser.parse_args(argv)
     if args.depth < 1 or args.depth > 64:
         parser.error("depth must be between 1 and 64")
     if not 1 <= args.hash <= MAX_HASH_MB:
         parser.error(f"--hash must be between 1 and {MAX_HASH_MB}")
+    weights = None
+    if args.weights is not None:
+        from ..search.weights import WeightsError, read_weights
+
+        try:
+            weights = read_weights(args.weights)     # checked before the kernels compile
+        except WeightsError as exc:
+            parser.error(f"--weights: {exc}")
     from ..util.commandline import COMPILING_NOTICE
     from ..util.interrupts import raise_if_interrupted
 
@@ -156,7 +168,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     def work() -> None:
         try:
-            run_bench(args.depth, args.hash, show, stop, ready.set)
+            run_bench(args.depth, args.hash, show, stop, ready.set, weights)
         except BaseException as exc:          # handed to the main thread
             errors.append(exc)
         finally:
@@ -191,6 +203,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     print(f"Total time (ms) : {int(seconds * 1000)}{partial}")
     print(f"Nodes searched  : {nodes}{partial}")
     print(f"Nodes/second    : {int(nodes / seconds) if seconds > 0 else 0}{partial}")
+    if weights is not None:
+        print(f"Evaluation      : {weights.describe()}")
     if interrupted:
         print("bench: interrupted", file=sys.stderr)
         return 130
