@@ -47,9 +47,11 @@ try:
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 except ModuleNotFoundError as missing:       # an install from before the gui: say what to do, no traceback
-    raise SystemExit(f"uci-checkers gui: the web server package {missing.name!r} is missing: "
-                     "reinstall uci_checkers (pip install -e .) to get its dependencies") from None
+    print(f"uci-checkers gui: the web server package {missing.name!r} is missing: "
+          "reinstall uci_checkers (pip install -e .) to get its dependencies", file=sys.stderr)
+    raise SystemExit(2) from None              # an input (installation) error, as the tools' convention has it
 
+from ..util.commandline import ToolParser
 from ..client import Info
 from .host import EngineCommand, EngineFailure, EngineHost
 from .match import DEFAULT_SEED, PRACTICE_FEN, SIDE_KEYS, Match, MatchError, StaleRequestError, engine_seed, move_label, parse_setup
@@ -432,8 +434,8 @@ def _open_browser(url: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="uci-checkers gui", description="Play checkers in a browser against an "
-                                "engine or a friend, or analyse a game (served on 127.0.0.1).")
+    p = ToolParser(prog="uci-checkers gui", description="Play checkers in a browser against an "
+                   "engine or a friend, or analyse a game (served on 127.0.0.1).")
     p.add_argument("--port", type=int, default=0, help="port to serve on (default: a free one)")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser; just print the address")
     p.add_argument("--engine", nargs="+", default=[], metavar="KEY=VALUE",

@@ -11,18 +11,21 @@
   as solved when the score says the known result (a win: more than
   ``--threshold`` centi-men for the winner; a draw: within it).
 
-Everything is in-process and deterministic (fixed depth, cleared table).
+Everything is in-process and deterministic (fixed depth, cleared table).  ``--weights FILE``
+measures another weights file (``uci-checkers train --out``) instead of the shipped one; the
+report names the file and its checksum.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
+
+from ..util.commandline import ToolParser
 
 
 def _fit_scale(scores: np.ndarray, targets: np.ndarray) -> tuple[float, float]:
@@ -31,15 +34,17 @@ def _fit_scale(scores: np.ndarray, targets: np.ndarray) -> tuple[float, float]:
     return k, log_loss(scores / k, targets)
 
 
-def strong_games(path: Path, depth: int, sample: int, seed: int = 1) -> dict:
-    """Static log-loss on every quiet position, and move agreement on a seeded sample."""
+def strong_games(path: Path, depth: int, sample: int, seed: int = 1, weights: Any = None) -> dict:
+    """Static log-loss on every quiet position, and move agreement on a seeded sample (``weights``: an
+    :class:`~uci_checkers.search.weights.EvalWeights`, default the shipped ones)."""
     from ..rules.pdn import normalize_result, read_pdn_file
     from ..search.evaluate import evaluation_terms
     from ..search.weights import default_weights
     from ..rules.position import Game
     from ..search.alphabeta import SearchLimits, Searcher
     doc = read_pdn_file(str(path))
-    table = default_weights().table
+    weights = weights if weights is not None else default_weights()
+    table = weights.table
     scores, targets, probes = [], [], []
     for pg in doc.games:
         result = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}.get(normalize_result(pg.result) or "")
@@ -59,7 +64,7 @@ def strong_games(path: Path, depth: int, sample: int, seed: int = 1) -> dict:
     if depth > 0 and probes:
         rng = np.random.default_rng(seed)
         pick = rng.choice(len(probes), size=min(sample, len(probes)), replace=False)
-        searcher = Searcher(16)
+        searcher = Searcher(16, weights)
         stop = np.zeros(1, dtype=np.int64)
         agree = 0
         for i in pick:
@@ -71,14 +76,14 @@ def strong_games(path: Path, depth: int, sample: int, seed: int = 1) -> dict:
     return out
 
 
-def puzzles(path: Path, depth: int, threshold: int, limit: Optional[int] = None) -> dict:
+def puzzles(path: Path, depth: int, threshold: int, limit: Optional[int] = None, weights: Any = None) -> dict:
     """Solved puzzles by known result (see the module docstring)."""
     from ..rules.position import Game, Position
     from ..search.alphabeta import MATE_BOUND, SearchLimits, Searcher
     rows = [ln.split("\t") for ln in path.read_text(encoding="utf-8").splitlines()[1:] if ln.strip()]
     if limit:
         rows = rows[:limit]
-    searcher = Searcher(16)
+    searcher = Searcher(16, weights)
     stop = np.zeros(1, dtype=np.int64)
     solved: dict[str, list[int]] = {}
     skipped = 0
@@ -104,13 +109,15 @@ def puzzles(path: Path, depth: int, threshold: int, limit: Optional[int] = None)
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="uci-checkers validate", description=__doc__.split("\n\n")[0])
+    ap = ToolParser(prog="uci-checkers validate", description=__doc__.split("\n\n")[0])
     ap.add_argument("--pdn", help="games between strong engines (log-loss, move agreement)")
     ap.add_argument("--puzzles", help="puzzles.tsv: positions with known results")
     ap.add_argument("--depth", type=int, default=8, help="search depth for moves and puzzles (default 8)")
     ap.add_argument("--sample", type=int, default=1000, help="positions for the move agreement (default 1000)")
     ap.add_argument("--threshold", type=int, default=50, help="centi-men that count as a win (default 50)")
     ap.add_argument("--limit", type=int, default=None, help="first N puzzles only")
+    ap.add_argument("--weights", metavar="FILE", default=None,
+                    help="evaluation weights file to measure (default: the shipped one)")
     args = ap.parse_args(argv)
     if not args.pdn and not args.puzzles:
         ap.error("give --pdn and/or --puzzles")
@@ -119,13 +126,19 @@ def main(argv: Optional[list[str]] = None) -> int:
     for f in (args.pdn, args.puzzles):
         if f and not Path(f).is_file():
             ap.error(f"{f}: no such file")
-    report: dict = {}
+    from ..search.weights import WeightsError, default_path, load_weights
+
+    try:
+        weights = load_weights(args.weights if args.weights is not None else default_path())
+    except WeightsError as exc:
+        ap.error(f"--weights: {exc}")
+    report: dict = {"weights": {"file": weights.path, "kind": weights.kind, "checksum": weights.checksum}}
     t0 = time.monotonic()
     try:
         if args.pdn:
-            report["strong_games"] = strong_games(Path(args.pdn), args.depth, args.sample)
+            report["strong_games"] = strong_games(Path(args.pdn), args.depth, args.sample, weights=weights)
         if args.puzzles:
-            report["puzzles"] = puzzles(Path(args.puzzles), args.depth, args.threshold, args.limit)
+            report["puzzles"] = puzzles(Path(args.puzzles), args.depth, args.threshold, args.limit, weights)
     except KeyboardInterrupt:
         print("uci-checkers validate: interrupted", file=sys.stderr)
         return 130

@@ -69,7 +69,6 @@ answers with 0 is a note on stderr, and the engine starts.
 """
 from __future__ import annotations
 
-import argparse
 import ctypes
 import hashlib
 import os
@@ -88,6 +87,8 @@ from typing import Any, Callable, Optional, Sequence
 from ..engine.timeman import GoParams
 from ..util.cbuild import (COMMON_FLAGS, CBuildError, bridge_root, compile_c, default_compiler,
                            native_link_flags, pe_header)
+from ..util.commandline import EXIT_USAGE, ToolParser
+from ..util.interrupts import EXIT_INTERRUPTED
 from ..util.linereader import EndOfOutput, LineTimeout, StampedLineReader
 from .uci import LineProtocol, ProtocolError, _clip, parse_go, parse_position, read_commands, run_commands
 
@@ -104,9 +105,7 @@ CB_STATUS_SIZE, CB_COMMAND_SIZE, CB_REPLY_SIZE, CB_MOVE_SLOTS = 1024, 256, 1024,
 RESULT_NAMES = {CB_DRAW: "draw", CB_WIN: "win", CB_LOSS: "loss", CB_UNKNOWN: "unknown"}
 PIECE_VALUES = {"b": CB_BLACK | CB_MAN, "B": CB_BLACK | CB_KING, "w": CB_WHITE | CB_MAN, "W": CB_WHITE | CB_KING}
 
-EXIT_USAGE = 2
 EXIT_LIBRARY_FAILED = 3          # the library hung past the grace, or crashed inside the wine host
-EXIT_INTERRUPTED = 130
 
 DEFAULT_GRACE_S = 2.0            # after *playnow, how long getmove may take to return
 LONG_MAXTIME_S = 86400.0         # depth/nodes/infinite: one day, ended by *playnow
@@ -1122,9 +1121,9 @@ def open_library(path: Path, directory: Path, wine: Optional[str] = None, host: 
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    p = argparse.ArgumentParser(prog="uci-checkers cbengine",
-                                description="Serve a CheckerBoard engine library (getmove/enginecommand) as a "
-                                            "protocol.md engine on stdin/stdout.")
+    p = ToolParser(prog="uci-checkers cbengine",
+                   description="Serve a CheckerBoard engine library (getmove/enginecommand) as a "
+                               "protocol.md engine on stdin/stdout.")
     p.add_argument("library", type=Path, help="the engine library: .so (Linux/macOS) or .dll (Windows; elsewhere "
                                               "under wine)")
     p.add_argument("--ini", type=Path, default=None, help="settings: [engine] directory=, [options] Hash=, CB=")

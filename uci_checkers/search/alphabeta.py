@@ -64,7 +64,7 @@ from ..egdb.probe import root_choice as egdb_root_choice
 from ..egdb.probe import search_score as egdb_score
 from .evaluate import evaluate
 from ..rules.position import Game, Move, Position
-from .weights import EvalWeights, default_weights
+from .weights import EvalWeights, check_usable, default_weights
 
 MATE = 30000            # score of a side to move that has already lost is -MATE
 MATE_BOUND = MATE - 1000  # |score| above this is a forced win/loss, in plies from MATE
@@ -536,8 +536,7 @@ class Searcher:
 
     def __init__(self, hash_mb: int = 16, weights: Optional[EvalWeights] = None) -> None:
         """``weights``: the evaluation weights (default: the package's; WeightsError if unusable)."""
-        self.weights = weights if weights is not None else default_weights()
-        self.ev = np.array(self.weights.table, dtype=np.int64)   # a private, writable copy for the kernels
+        self.set_weights(weights if weights is not None else default_weights())
         self.hash_mb = hash_mb
         self.tt = ttm.new_table(hash_mb)
         self._tt_unused = True           # not searched with since allocated: prefault() may write to it
@@ -547,6 +546,13 @@ class Searcher:
         self.threads = 1
         self._helper_ws: list[np.ndarray] = []
         self.egdb = egdb_empty_table()   # endgame databases (uci_checkers.egdb.probe table)
+
+    def set_weights(self, weights: EvalWeights) -> None:
+        """Evaluate with ``weights`` from the next search on (WeightsError, and no change, if they were made
+        for another evaluation)."""
+        check_usable(weights)
+        self.weights = weights
+        self.ev = np.array(weights.table, dtype=np.int64)   # a private, writable copy for the kernels
 
     def set_egdb(self, table: Optional[np.ndarray]) -> None:
         """Probe this endgame database table from now on (None: none)."""

@@ -1,9 +1,11 @@
 """Evaluation weights files: the versioned, checksummed data the evaluation kernels sum.
 
 The package ships one file, ``uci_checkers/data/eval.weights``, written by
-``uci-checkers train`` and loaded once per process (:func:`default_weights`).
-A missing, truncated, corrupt or mismatched file raises :class:`WeightsError`
-with one clear sentence; there is no silent fallback to other weights.
+``uci-checkers train`` and loaded once per process (:func:`default_weights`);
+the engine's ``EvalFile`` option and the tools' ``--weights`` load another
+(:func:`load_weights`).  A missing, truncated, corrupt or mismatched file raises
+:class:`WeightsError` with one clear sentence; there is no silent fallback to
+other weights.
 
 File layout (little-endian)::
 
@@ -13,10 +15,17 @@ File layout (little-endian)::
     int32 * (2 * nf)                opening weights, then endgame weights (1/unit centi-men)
     32 bytes                        SHA-256 of everything before it
 
-The header's ``layout`` names the feature layout of :mod:`uci_checkers.search.evaluate`
-(``FEATURE_LAYOUT``): weights trained for another layout are refused.  Its
-``provenance`` records what the weights came from (data shards and their digest,
-positions, seed, commit, losses), so a set can be reproduced.
+The header's ``layout`` says which evaluation the file is for: :data:`EVALUATIONS`
+maps every layout this version has to its evaluation (today one: ``"pattern"``,
+the feature layout ``FEATURE_LAYOUT`` of :mod:`uci_checkers.search.evaluate`), and
+a file with any other layout is refused.  An evaluation of another kind (a network)
+adds its layout there and reads its own payload; the framing, the checksum and
+the header are the same for all.  :func:`read_weights` checks a file without
+loading numba (the engine does it when ``setoption name EvalFile`` arrives, while
+its kernels may still compile); :func:`load_weights` also checks it against the
+evaluation code itself.  The header's ``provenance`` records what the weights came
+from (data shards and their digest, positions, seed, commit, losses), so a set can
+be reproduced.
 """
 from __future__ import annotations
 
@@ -38,6 +47,13 @@ MAGIC = b"UCKWEIGHTS\n"
 FORMAT_VERSION = 1
 DEFAULT_NAME = "eval.weights"
 
+# The evaluations this version has, by the layout their weights files name.  The pattern evaluation's
+# layout is search.evaluate.FEATURE_LAYOUT, repeated here because importing evaluate compiles kernels
+# (tests/test_learn.py keeps the two equal).
+PATTERN_LAYOUT = ("patterns-9x4x4-pieces3/material13x13+counts13x7x13x7/king32x2/mob16x2/run4x2/tempo;"
+                  "interleaved")
+EVALUATIONS: dict[str, str] = {PATTERN_LAYOUT: "pattern"}
+
 
 class WeightsError(ValueError):
     """An evaluation weights file that cannot be used (missing, corrupt, other layout)."""
@@ -51,6 +67,11 @@ class EvalWeights:
     header: dict[str, Any] = field(default_factory=dict)
     checksum: str = ""             # SHA-256 (hex) stored in the file
     path: str = ""
+    kind: str = "pattern"          # the evaluation the file is for (EVALUATIONS)
+
+    def describe(self) -> str:
+        """``/path/eval.weights (pattern evaluation, sha256 1a2b3c4d5e6f)``"""
+        return f"{self.path} ({self.kind} evaluation, sha256 {self.checksum[:12]})"
 
 
 def default_path() -> Path:
@@ -87,19 +108,43 @@ def check_file(path: str | os.PathLike) -> tuple[dict[str, Any], bytes, str]:
     return header, data[hstart + hlen:-32], digest.hex()
 
 
+def read_weights(path: str | os.PathLike) -> EvalWeights:
+    """Read and verify a weights file: framing, checksum, an evaluation this version has (by the header's
+    layout) and a payload of the size the header gives.  Needs no numba; :class:`WeightsError` says what
+    is wrong."""
+    p = Path(path)
+    if p.is_dir():
+        raise WeightsError(f"evaluation weights file {p} is a directory")
+    header, payload, checksum = check_file(p)
+    layout, nf, unit = header.get("layout"), header.get("nf"), header.get("unit")
+    kind = EVALUATIONS.get(layout) if isinstance(layout, str) else None
+    if kind is None:
+        raise WeightsError(f"evaluation weights file {p} was made for another evaluation, which this version "
+                           f"does not have (layout {layout!r}, {nf} features)")
+    if not (isinstance(nf, int) and nf > 0 and isinstance(unit, int) and unit > 0):
+        raise WeightsError(f"evaluation weights file {p} has a bad header (nf {nf!r}, unit {unit!r})")
+    if len(payload) != 2 * nf * 4:
+        raise WeightsError(f"evaluation weights file {p} holds {len(payload)} bytes of weights, "
+                           f"expected {2 * nf * 4}")
+    table = np.frombuffer(payload, dtype="<i4").astype(np.int64)
+    return EvalWeights(table, header, checksum, str(p), kind)
+
+
+def check_usable(weights: EvalWeights) -> None:
+    """Raise :class:`WeightsError` unless ``weights`` fit the evaluation code (layout, size, unit)."""
+    from .evaluate import FEATURE_LAYOUT, NF, UNIT
+    header = weights.header
+    if header.get("layout") != FEATURE_LAYOUT or header.get("nf") != NF or header.get("unit") != UNIT \
+            or weights.table.shape != (2 * NF,):
+        raise WeightsError(f"evaluation weights file {weights.path} was made for another evaluation "
+                           f"(layout {header.get('layout')!r}, {header.get('nf')} features)")
+
+
 def load_weights(path: str | os.PathLike) -> EvalWeights:
     """Read and verify a weights file for this evaluation; :class:`WeightsError` says what is wrong."""
-    from .evaluate import FEATURE_LAYOUT, NF, UNIT
-    p = Path(path)
-    header, payload, checksum = check_file(p)
-    if header.get("layout") != FEATURE_LAYOUT or header.get("nf") != NF or header.get("unit") != UNIT:
-        raise WeightsError(f"evaluation weights file {p} was made for another evaluation "
-                           f"(layout {header.get('layout')!r}, {header.get('nf')} features)")
-    if len(payload) != 2 * NF * 4:
-        raise WeightsError(f"evaluation weights file {p} holds {len(payload)} bytes of weights, "
-                           f"expected {2 * NF * 4}")
-    table = np.frombuffer(payload, dtype="<i4").astype(np.int64)
-    return EvalWeights(table, header, checksum, str(p))
+    weights = read_weights(path)
+    check_usable(weights)
+    return weights
 
 
 def save_weights(path: str | os.PathLike, table: np.ndarray, provenance: dict[str, Any]) -> EvalWeights:

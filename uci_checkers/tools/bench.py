@@ -6,8 +6,8 @@ Stockfish): ``tests/test_bench.py`` pins it, and a change that alters the
 search updates it on purpose.  Nodes per second are the speed figure.
 
 The bench runs in a worker thread: Ctrl-C or SIGTERM stops the current search
-through its stop flag, the positions finished so far stay printed with their
-totals, and the exit status is 130.  A cold compile is announced on stderr.
+through its stop flag, the positions finished so far stay printed, the totals
+are theirs (marked partial), and the exit status is 130.  A cold compile is announced on stderr.
 
 The positions are constants here (the package never reads the shared data at
 run time): ACF three-move ballots (from ``ballots3.tsv``, some with a capture
@@ -16,13 +16,14 @@ from classic problem collections (``puzzles.tsv``).
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import threading
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
+
+from ..util.commandline import ToolParser
 
 DEFAULT_DEPTH = 15
 BENCH_HASH_MB = 16
@@ -86,17 +87,18 @@ MAX_HASH_MB = 4096
 def run_bench(depth: int = DEFAULT_DEPTH, hash_mb: int = BENCH_HASH_MB,
               on_position: Optional[Callable[[int, str, int, float], None]] = None,
               stop: Optional[np.ndarray] = None,
-              on_ready: Optional[Callable[[], None]] = None) -> tuple[int, float]:
+              on_ready: Optional[Callable[[], None]] = None, weights: Any = None) -> tuple[int, float]:
     """Search every bench position to ``depth`` from a cleared table; return (total nodes, seconds).
 
     ``on_position(index, fen, nodes, seconds)`` is called after each position, ``on_ready()``
     once the kernels are compiled.  Setting ``stop[0] = 1`` (an int64 array of one) ends
     the search in progress; that position is not counted and no further one is started.
+    ``weights``: an :class:`~uci_checkers.search.weights.EvalWeights` (default: the shipped ones).
     """
     from ..rules.position import Game, Position
     from ..search.alphabeta import Searcher, SearchLimits
 
-    searcher = Searcher(hash_mb)
+    searcher = Searcher(hash_mb, weights)
     searcher.warm_up()
     if on_ready is not None:
         on_ready()
@@ -121,24 +123,39 @@ def run_bench(depth: int = DEFAULT_DEPTH, hash_mb: int = BENCH_HASH_MB,
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="uci-checkers bench",
-                                     description="fixed-depth search benchmark (node total = search fingerprint)")
+    parser = ToolParser(prog="uci-checkers bench",
+                        description="fixed-depth search benchmark (node total = search fingerprint)")
     parser.add_argument("depth", nargs="?", type=int, default=DEFAULT_DEPTH,
                         help=f"search depth in plies (default {DEFAULT_DEPTH})")
     parser.add_argument("--hash", type=int, default=BENCH_HASH_MB, help="table size in MiB (default 16)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the totals")
+    parser.add_argument("--weights", metavar="FILE", default=None,
+                        help="evaluation weights file (default: the shipped one; other weights give other node "
+                             "totals)")
     args = parser.parse_args(argv)
     if args.depth < 1 or args.depth > 64:
         parser.error("depth must be between 1 and 64")
     if not 1 <= args.hash <= MAX_HASH_MB:
         parser.error(f"--hash must be between 1 and {MAX_HASH_MB}")
+    weights = None
+    if args.weights is not None:
+        from ..search.weights import WeightsError, read_weights
+
+        try:
+            weights = read_weights(args.weights)     # checked before the kernels compile
+        except WeightsError as exc:
+            parser.error(f"--weights: {exc}")
     from ..util.commandline import COMPILING_NOTICE
     from ..util.interrupts import raise_if_interrupted
 
-    done_positions = [0]
+    # The totals are summed here, from the positions reported as finished, so an interrupted bench
+    # still reports what it did (its worker may not hand back a result in time).
+    done = {"positions": 0, "nodes": 0, "seconds": 0.0}
 
     def show(i: int, fen: str, nodes: int, seconds: float) -> None:
-        done_positions[0] = i
+        done["positions"] = i
+        done["nodes"] += nodes
+        done["seconds"] += seconds
         if not args.quiet:
             nps = int(nodes / seconds) if seconds > 0 else 0
             print(f"position {i:2d}/{len(POSITIONS)}  nodes {nodes:>10d}  time {seconds * 1000:8.0f} ms  "
@@ -146,13 +163,16 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     stop = np.zeros(1, dtype=np.int64)
     ready = threading.Event()
-    box: list = []
+    finished = threading.Event()
+    errors: list[BaseException] = []
 
     def work() -> None:
         try:
-            box.append(run_bench(args.depth, args.hash, show, stop, ready.set))
+            run_bench(args.depth, args.hash, show, stop, ready.set, weights)
         except BaseException as exc:          # handed to the main thread
-            box.append(exc)
+            errors.append(exc)
+        finally:
+            finished.set()
 
     worker = threading.Thread(target=work, name="bench", daemon=True)
     notice = threading.Timer(1.0, lambda: ready.is_set() or print(f"bench: {COMPILING_NOTICE}", file=sys.stderr,
@@ -162,24 +182,29 @@ def main(argv: Optional[list[str]] = None) -> int:
     notice.start()
     interrupted = False
     try:
-        while worker.is_alive():
-            worker.join(0.1)                  # short joins: Ctrl-C is taken at once
+        # An event, not Thread.join: a join cut short by KeyboardInterrupt can leave the thread
+        # looking finished to the next join (CPython 3.11), which then returns at once.
+        while not finished.wait(0.1):         # short waits: Ctrl-C is taken at once
             raise_if_interrupted()
     except KeyboardInterrupt:
         interrupted = True
         stop[0] = 1
-        worker.join(5.0)
+        finished.wait(5.0)
     finally:
         notice.cancel()
-    if box and isinstance(box[0], BaseException):
-        raise box[0]
-    nodes, seconds = box[0] if box else (0, 0.0)
+    if errors and not interrupted:
+        raise errors[0]
+    nodes, seconds = done["nodes"], done["seconds"]
+    partial = " (partial)" if interrupted else ""
     print("===========================")
     if interrupted:
-        print(f"Interrupted     : after {done_positions[0]} of {len(POSITIONS)} positions (not a bench figure)")
-    print(f"Total time (ms) : {int(seconds * 1000)}")
-    print(f"Nodes searched  : {nodes}")
-    print(f"Nodes/second    : {int(nodes / seconds) if seconds > 0 else 0}")
+        print(f"Interrupted     : after {done['positions']} of {len(POSITIONS)} positions "
+              "(partial totals, not a bench figure)")
+    print(f"Total time (ms) : {int(seconds * 1000)}{partial}")
+    print(f"Nodes searched  : {nodes}{partial}")
+    print(f"Nodes/second    : {int(nodes / seconds) if seconds > 0 else 0}{partial}")
+    if weights is not None:
+        print(f"Evaluation      : {weights.describe()}")
     if interrupted:
         print("bench: interrupted", file=sys.stderr)
         return 130
