@@ -1,0 +1,44 @@
+"""What a fresh clone on a fresh machine meets: the README's commands work from the repository alone.
+
+* the browser tests skip, naming the Debian package, when chromium is missing, and fail instead
+  where ``UCI_CHECKERS_REQUIRE_BROWSER=1`` (``.ci/run``, which installs it);
+* no document points into ``../shared`` (a user has only the repository);
+* the README's first steps, typed into the engine, get no error line;
+* the first-start compile time is one measured figure, the same in README, protocol.md and the CLI.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = [REPO / "README.md", REPO / "protocol.md", REPO / "ARCHITECTURE.md", REPO / "training-data" / "README.md",
+        REPO / "uci_checkers" / "data" / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+def _browser_tests(require: bool) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "UCI_CHECKERS_REQUIRE_BROWSER"}
+    env["CHROMIUM"] = str(REPO / "no-such-browser")
+    if require:
+        env["UCI_CHECKERS_REQUIRE_BROWSER"] = "1"
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+                           "tests/test_gui_browser.py"], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_without_a_browser_the_browser_tests_skip_and_name_the_package():
+    proc = _browser_tests(require=False)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert re.search(r"\d+ skipped", proc.stdout) and "passed" not in proc.stdout and "error" not in proc.stdout
+    assert "apt-get install chromium" in proc.stdout
+
+
+def test_ci_makes_a_missing_browser_a_failure():
+    assert "export UCI_CHECKERS_REQUIRE_BROWSER=1" in (REPO / ".ci" / "run").read_text()
+    proc = _browser_tests(require=True)
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    assert "skipped" not in proc.stdout.splitlines()[-1]
+    assert "required here: UCI_CHECKERS_REQUIRE_BROWSER=1" in proc.stdout
