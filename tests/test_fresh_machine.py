@@ -42,3 +42,41 @@ def test_ci_makes_a_missing_browser_a_failure():
     assert proc.returncode == 1, proc.stdout[-3000:]
     assert "skipped" not in proc.stdout.splitlines()[-1]
     assert "required here: UCI_CHECKERS_REQUIRE_BROWSER=1" in proc.stdout
+
+
+def _first_steps() -> list[str]:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    m = re.search(r"waits for protocol commands on stdin; type (.*?)\):", readme, re.DOTALL)
+    assert m, "README's first steps not found"
+    return re.findall(r"`([^`]+)`", m.group(1))
+
+
+def test_the_readmes_first_steps_get_no_error_line():
+    from test_protocol import Session
+    steps = _first_steps()
+    assert "go depth 10" in steps
+    sess = Session()
+    try:
+        for line in (step for step in steps if step != "quit"):     # quit: Session.close
+            sess.send(line)
+            if line.startswith("isready"):
+                sess.wait_for("readyok", timeout=600)
+        sess.wait_for("bestmove", timeout=600)
+        sess.idle(timeout=60)
+    finally:
+        sess.close()
+    assert [line for line in sess.lines if line.startswith("info string error")] == []
+    assert "uciok" in sess.lines and "readyok" in sess.lines
+
+
+def test_one_measured_first_start_figure_everywhere():
+    from uci_checkers.util.commandline import COMPILING_NOTICE, FIRST_COMPILE_TIME
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    two_commands = readme[readme.index("## Two commands"):readme.index("## A short tour")]
+    protocol = (REPO / "protocol.md").read_text(encoding="utf-8")
+    startup = protocol[protocol.index("## 2. Start-up"):protocol.index("## 3. Commands")]
+    for where, text in (("README", two_commands), ("protocol.md", startup), ("the CLI", COMPILING_NOTICE)):
+        assert FIRST_COMPILE_TIME in text, where
+        for other in re.findall(r"(?:about \d+ s|\d+-\d+ s|several seconds|a few seconds)", text):
+            assert other in (FIRST_COMPILE_TIME, "about 0.6 s"), (where, other)
+    assert re.search(r"median of 3 cold starts", two_commands)       # how it was measured
