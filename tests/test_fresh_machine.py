@@ -80,3 +80,29 @@ def test_one_measured_first_start_figure_everywhere():
         for other in re.findall(r"(?:about \d+ s|\d+-\d+ s|several seconds|a few seconds)", text):
             assert other in (FIRST_COMPILE_TIME, "about 0.6 s"), (where, other)
     assert re.search(r"median of 3 cold starts", two_commands)       # how it was measured
+
+
+def test_no_document_points_outside_the_repository():
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        assert "../shared" not in text and "shared/data" not in text, doc
+
+
+def test_the_documented_data_paths_exist():
+    made_by_step_1 = {"training-data/gen4"}                   # README: the self-play step writes it
+    for doc in (REPO / "README.md", REPO / "training-data" / "README.md"):
+        for path in set(re.findall(r"training-data/[\w./-]*\w", doc.read_text(encoding="utf-8"))):
+            assert path in made_by_step_1 or (REPO / path).exists(), (doc.name, path)
+
+
+def test_validate_runs_on_the_repositorys_own_games_by_default():
+    from uci_checkers.learn import validate
+    assert validate.DEFAULT_PDN == REPO / "training-data" / "validation.pdn" and validate.DEFAULT_PDN.is_file()
+    proc = subprocess.run([sys.executable, "-m", "uci_checkers", "validate", "--depth", "2", "--sample", "20"],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    import json
+    report = json.loads(proc.stdout)
+    assert "puzzles" not in report                          # optional: the repository ships no puzzle file
+    games = report["games"]
+    assert games["positions"] > 5000 and 0 < games["static_log_loss"] < 0.693 and games["move_sample"] == 20
