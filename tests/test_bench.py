@@ -9,7 +9,7 @@ from uci_checkers.tools import bench
 from uci_checkers.rules.position import Position
 
 SIGNATURE_DEPTH = 5
-SIGNATURE = 49124   # learned evaluation, weights w5 (king-aware windows, material counts)
+SIGNATURE = 52688   # learned evaluation, weights w5 (king-aware windows, material counts)
 
 
 def test_positions_valid_and_enough():

@@ -225,7 +225,7 @@ def test_validate_tool_on_tiny_files(tmp_path):
     report = json.loads(proc.stdout)
     assert report["puzzles"]["puzzles"] == 2 and report["puzzles"]["skipped_invalid"] == 1
     assert report["puzzles"]["by_result"] == {"black_wins": "1/1", "draw": "1/1"}
-    sg = report["strong_games"]
+    sg = report["games"]
     assert sg["positions"] == 8 and sg["move_sample"] == 3 and 0 <= sg["move_agreement"] <= 1
 
 

@@ -10,7 +10,7 @@ and exits 130).
 Openings (chosen per game by its own generator):
 
 * an ACF three-move ballot, then 0-4 random plies;
-* an eleven-man start (the 11-man deck), then 0-4 random plies;
+* an eleven-man start (the package's own deck, made by :mod:`.elevenman`), then 0-4 random plies;
 * the start position, then 4-10 uniformly random plies.
 
 Only positions *after* the last random ply are recorded, so every recorded
@@ -34,7 +34,6 @@ import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Optional, TextIO
 
@@ -42,6 +41,7 @@ import numpy as np
 
 from ..util.commandline import ToolParser
 from ..util.raycluster import RayConnectError, connect_ray
+from .elevenman import read_deck
 from ..util.atomicfile import atomic_output
 from ..util.interrupts import raise_if_interrupted
 from ..util.progress import Progress
@@ -77,11 +77,6 @@ class GameRecord:
     plies: int
 
 
-def _lines(name: str) -> list[str]:
-    text = resources.files("uci_checkers").joinpath("data", name).read_text(encoding="utf-8")
-    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
-
-
 _OPENING_CACHE: dict[str, list] = {}
 
 
@@ -89,7 +84,7 @@ def _openings() -> tuple[list[tuple[str, ...]], list[str]]:
     if not _OPENING_CACHE:
         from ..arena.openings import ballots
         _OPENING_CACHE["ballots"] = [op.moves for op in ballots()]
-        _OPENING_CACHE["eleven"] = _lines("ballots11man.txt")
+        _OPENING_CACHE["eleven"] = read_deck()
     return _OPENING_CACHE["ballots"], _OPENING_CACHE["eleven"]
 
 

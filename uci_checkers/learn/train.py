@@ -205,7 +205,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--limit", type=int, default=None, help="use at most this many positions")
     ap.add_argument("--validate-pdn", default=None,
-                    help="also report log-loss on the finished games of this PDN file (e.g. strong games)")
+                    help="also report log-loss on the finished games of this PDN file (e.g. training-data/validation.pdn)")
     args = ap.parse_args(argv)
     if not (1 <= args.epochs <= 10000 and 1 <= args.batch <= 10**7 and 0 < args.lr < 10
             and 0 <= args.score_weight <= 1 and 0 <= args.val_share < 1):

@@ -1,15 +1,18 @@
-"""``uci-checkers validate``: measure an evaluation against outside knowledge.
+"""``uci-checkers validate``: measure an evaluation against games and positions it was not fitted to.
 
-* ``--pdn FILE``: games between strong engines (``strong_games.pdn``).  Reports
-  the log-loss of the static evaluation against the game results (each
-  evaluation with its own best logistic scale, fitted on the same positions, so
-  evaluations of different scales compare fairly; a constant 1/2 scores log 2 =
-  0.693) and, with ``--depth``, how often a search of that depth plays the move
-  the strong engine played.
-* ``--puzzles FILE``: positions from problem books with known results
-  (``puzzles.tsv``): a search of ``--depth`` plies per position; a puzzle counts
-  as solved when the score says the known result (a win: more than
-  ``--threshold`` centi-men for the winner; a draw: within it).
+* ``--pdn FILE`` (default: the repository's ``training-data/validation.pdn``, games the
+  engine played against itself at 50,000 and 80,000 nodes a move, never used for
+  training; ``training-data/README.md`` says how they were made).  Reports the
+  log-loss of the static evaluation against the game results (each evaluation
+  with its own best logistic scale, fitted on the same positions, so evaluations
+  of different scales compare fairly; a constant 1/2 scores log 2 = 0.693) and,
+  with ``--depth``, how often a search of that depth plays the move played in
+  the game.  Any PDN file works, e.g. games of stronger engines if you have them.
+* ``--puzzles FILE``, if you have a puzzle file (tab-separated, a header line,
+  the FEN in the third column and ``black_wins``/``white_wins``/``draw`` in the
+  last): a search of ``--depth`` plies per position; a puzzle counts as solved
+  when the score says the known result (a win: more than ``--threshold``
+  centi-men for the winner; a draw: within it).  The repository ships none.
 
 Everything is in-process and deterministic (fixed depth, cleared table).  ``--weights FILE``
 measures another weights file (``uci-checkers train --out``) instead of the shipped one; the
@@ -34,7 +37,10 @@ def _fit_scale(scores: np.ndarray, targets: np.ndarray) -> tuple[float, float]:
     return k, log_loss(scores / k, targets)
 
 
-def strong_games(path: Path, depth: int, sample: int, seed: int = 1, weights: Any = None) -> dict:
+DEFAULT_PDN = Path(__file__).resolve().parents[2] / "training-data" / "validation.pdn"
+
+
+def games(path: Path, depth: int, sample: int, seed: int = 1, weights: Any = None) -> dict:
     """Static log-loss on every quiet position, and move agreement on a seeded sample (``weights``: an
     :class:`~uci_checkers.search.weights.EvalWeights`, default the shipped ones)."""
     from ..rules.pdn import normalize_result, read_pdn_file
@@ -57,7 +63,7 @@ def strong_games(path: Path, depth: int, sample: int, seed: int = 1, weights: An
                 scores.append(evaluation_terms(pos, table)["total_stm"])
                 targets.append(result if pos.turn == 0 else 1.0 - result)
                 if len(pos.legal_moves()) > 1:
-                    probes.append((Game.from_moves(pg.start, [m.text() for m in game.moves]), move))
+                    probes.append((pg, len(game.moves)))    # the game is replayed only if sampled
             game.push(move)
     k, loss = _fit_scale(np.asarray(scores, dtype=np.float64), np.asarray(targets))
     out = {"positions": len(scores), "static_log_loss": round(loss, 5), "fitted_scale": round(k, 1)}
@@ -68,7 +74,11 @@ def strong_games(path: Path, depth: int, sample: int, seed: int = 1, weights: An
         stop = np.zeros(1, dtype=np.int64)
         agree = 0
         for i in pick:
-            game, played = probes[int(i)]
+            pg, ply = probes[int(i)]
+            game = Game(pg.start)
+            for move in pg.moves[:ply]:
+                game.push(move)
+            played = pg.moves[ply]
             searcher.clear()
             best = searcher.search(game, SearchLimits(depth=depth), None, stop).best
             agree += int(best is not None and best.squares == played.squares)
@@ -110,8 +120,9 @@ def puzzles(path: Path, depth: int, threshold: int, limit: Optional[int] = None,
 
 def main(argv: Optional[list[str]] = None) -> int:
     ap = ToolParser(prog="uci-checkers validate", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pdn", help="games between strong engines (log-loss, move agreement)")
-    ap.add_argument("--puzzles", help="puzzles.tsv: positions with known results")
+    ap.add_argument("--pdn", default=str(DEFAULT_PDN),
+                    help="finished games (log-loss, move agreement); default: training-data/validation.pdn")
+    ap.add_argument("--puzzles", help="if you have a puzzle file: positions with known results (optional)")
     ap.add_argument("--depth", type=int, default=8, help="search depth for moves and puzzles (default 8)")
     ap.add_argument("--sample", type=int, default=1000, help="positions for the move agreement (default 1000)")
     ap.add_argument("--threshold", type=int, default=50, help="centi-men that count as a win (default 50)")
@@ -119,13 +130,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--weights", metavar="FILE", default=None,
                     help="evaluation weights file to measure (default: the shipped one)")
     args = ap.parse_args(argv)
-    if not args.pdn and not args.puzzles:
-        ap.error("give --pdn and/or --puzzles")
     if not (0 <= args.depth <= 64 and 1 <= args.sample <= 10**6 and 0 <= args.threshold <= 10000):
         ap.error("a numeric flag is out of range")
-    for f in (args.pdn, args.puzzles):
-        if f and not Path(f).is_file():
-            ap.error(f"{f}: no such file")
+    if not Path(args.pdn).is_file():
+        if args.pdn == str(DEFAULT_PDN):
+            ap.error(f"{args.pdn}: no such file (the default is the repository's training-data/validation.pdn: "
+                     "run from a checkout or give --pdn FILE)")
+        ap.error(f"{args.pdn}: no such file")
+    if args.puzzles and not Path(args.puzzles).is_file():
+        ap.error(f"{args.puzzles}: no such file")
     from ..search.weights import WeightsError, default_path, load_weights
 
     try:
@@ -135,8 +148,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     report: dict = {"weights": {"file": weights.path, "kind": weights.kind, "checksum": weights.checksum}}
     t0 = time.monotonic()
     try:
-        if args.pdn:
-            report["strong_games"] = strong_games(Path(args.pdn), args.depth, args.sample, weights=weights)
+        report["games"] = games(Path(args.pdn), args.depth, args.sample, weights=weights)
         if args.puzzles:
             report["puzzles"] = puzzles(Path(args.puzzles), args.depth, args.threshold, args.limit, weights)
     except KeyboardInterrupt:

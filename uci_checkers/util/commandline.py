@@ -50,7 +50,10 @@ def parse_option_args(items: list[str]) -> dict[str, str]:
     return options
 
 
-COMPILING_NOTICE = "compiling the search kernels (a first run takes 10-20 s)..."
+# The measured first-start compile time (README, "Two commands", says how it was measured); README.md and
+# protocol.md quote the same words (tests/test_fresh_machine.py checks it).
+FIRST_COMPILE_TIME = "about 30 s"
+COMPILING_NOTICE = f"compiling the search kernels (a first run takes {FIRST_COMPILE_TIME})..."
 
 
 def announce_if_slow(wait: Callable[[], Any], message: str, after: float = 1.0) -> Any:
