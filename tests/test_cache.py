@@ -121,10 +121,7 @@ def test_edit_of_a_callee_in_another_file_is_not_served_stale(tmp_path):
     pkg = tmp_path / "uci_checkers"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    (pkg / "util").mkdir()
-    (pkg / "util" / "__init__.py").write_text("")
-    for name in ("jit.py", "imports.py"):
-        shutil.copy2(PACKAGE / "util" / name, pkg / "util" / name)
+    shutil.copytree(PACKAGE / "util", pkg / "util", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     (pkg / "probe_outer.py").write_text(PROBE_OUTER)
     (pkg / "probe_inner.py").write_text(PROBE_INNER.format(factor=2))
     env = clean_env(tmp_path)

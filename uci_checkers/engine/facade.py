@@ -86,7 +86,7 @@ class Engine:
         self._warm_thread: Optional[threading.Thread] = None
         self._warm_error: Optional[BaseException] = None
         self._pending: dict[str, Any] = {}         # searcher changes not applied yet: hash, clear, threads, egdb
-        self._egdb_messages: list[str] = []        # load reports (endgame databases, EvalFile), given to the next go
+        self._load_messages: list[str] = []        # load reports (endgame databases, EvalFile), given to the next go
         self._weights: Any = None                  # EvalWeights from EvalFile (None: the shipped ones)
         self._job: Optional[_Job] = None
         self._game_seed: Optional[int] = None      # Seed 0: the fresh seed of this game, drawn at its first go
@@ -129,7 +129,7 @@ class Engine:
             elif spec.name == "EvalFile":
                 self._weights = weights
                 self._pending["weights"] = weights
-                self._egdb_messages.append(f"evaluation: {weights.describe()}")
+                self._load_messages.append(f"evaluation: {weights.describe()}")
             elif spec.name == "NoProgressPlies" and self._game is not None:
                 self._game.no_progress_plies = parsed
         self._apply_pending_if_idle()
@@ -179,7 +179,7 @@ class Engine:
             with self._lock:  # built under the lock: a Hash change now is either used here or pending
                 searcher = Searcher(self._options["Hash"], self._weights)
                 searcher.set_egdb(table)
-                self._egdb_messages += messages
+                self._load_messages += messages
                 if self._egdb_settings() == read_with:
                     self._pending.pop("egdb", None)
                 self._searcher = searcher
@@ -250,7 +250,7 @@ class Engine:
             searcher.set_egdb(None)                # the old table is freed before the new one is read
             table, messages = self._read_egdb()
             searcher.set_egdb(table)
-            self._egdb_messages += messages
+            self._load_messages += messages
 
     # --- endgame databases ---------------------------------------------------------------------
     def _egdb_settings(self) -> tuple[str, int]:
@@ -693,7 +693,7 @@ class Engine:
             raise RuntimeError(f"warm-up failed: {self._warm_error!r}")
         with self._lock:
             self._apply_pending_locked()
-            egdb_messages, self._egdb_messages = self._egdb_messages, []
+            load_messages, self._load_messages = self._load_messages, []
             flag = self._stop_flag
             limits = self._make_limits(params, searchmoves, seed)
             with job.deadline_cv:
@@ -703,7 +703,7 @@ class Engine:
                 limits.infinite = bool(job.infinite or tm.pondering)
                 job.limits = limits
         if on_message is not None:
-            for text in egdb_messages:
+            for text in load_messages:
                 on_message(text)
         if not legal:
             from ..search.alphabeta import SearchResult

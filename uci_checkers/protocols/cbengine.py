@@ -87,8 +87,9 @@ from typing import Any, Callable, Optional, Sequence
 from ..engine.timeman import GoParams
 from ..util.cbuild import (COMMON_FLAGS, CBuildError, bridge_root, compile_c, default_compiler,
                            native_link_flags, pe_header)
+from ..util.cachedir import user_cache_dir
 from ..util.commandline import EXIT_USAGE, ToolParser
-from ..util.interrupts import EXIT_INTERRUPTED
+from ..util.interrupts import EXIT_INTERRUPTED, exit_now
 from ..util.linereader import EndOfOutput, LineTimeout, StampedLineReader
 from .uci import LineProtocol, ProtocolError, _clip, parse_go, parse_position, read_commands, run_commands
 
@@ -598,11 +599,7 @@ def _one_line(data: bytes) -> str:
 # ------------------------------------------------------------------------------------------------
 def host_cache_dir() -> Path:
     """``$UCI_CHECKERS_CBHOST_DIR``, else ``$XDG_CACHE_HOME/uci_checkers/cbhost`` (``~/.cache/...``)."""
-    env = os.environ.get("UCI_CHECKERS_CBHOST_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(xdg) / "uci_checkers" / "cbhost"
+    return user_cache_dir("cbhost", "UCI_CHECKERS_CBHOST_DIR")
 
 
 def build_host(target: str = "windows", out_dir: Optional[Path] = None, cc: Optional[str] = None) -> Path:
@@ -1037,18 +1034,10 @@ class CBEngineProtocol(LineProtocol):
             job.done.wait(min(self.grace, 1.0))
         self.finished = True
 
-    def _debug(self, tokens: list[str], line: str) -> None:
-        if len(tokens) != 2 or tokens[1].lower() not in ("on", "off"):
-            raise ProtocolError("debug needs on or off")
-        self.debug = tokens[1].lower() == "on"
-
     def _d(self, tokens: list[str], line: str) -> None:
         self._wait_rules()
         pos = self._ensure_game().position
-        for row in pos.diagram().splitlines():
-            self.write(row)
-        self.write(f"Fen: {pos.fen()}")
-        self.write(f"Side to move: {pos.side_name}")
+        self.write_board(pos)
         self.write("Legal moves: " + (" ".join(m.text() for m in pos.legal_moves()) or "(none)"))
         self.write(f"Library: {getattr(self.library, 'path', '')} exports {','.join(self.library.exports)}, "
                    f"protocol version {self.protocol_version}")
@@ -1071,12 +1060,7 @@ def _exit(code: int) -> None:
             library.close()
         except Exception:
             pass
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(code)
+    exit_now(code)
 
 
 def _warm_rules(ready: threading.Event) -> None:

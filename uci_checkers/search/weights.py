@@ -17,7 +17,7 @@ File layout (little-endian)::
 
 The header's ``layout`` says which evaluation the file is for: :data:`EVALUATIONS`
 maps every layout this version has to its evaluation (today one: ``"pattern"``,
-the feature layout ``FEATURE_LAYOUT`` of :mod:`uci_checkers.search.evaluate`), and
+the feature layout named in :mod:`uci_checkers.search.layouts`), and
 a file with any other layout is refused.  An evaluation of another kind (a network)
 adds its layout there and reads its own payload; the framing, the checksum and
 the header are the same for all.  :func:`read_weights` checks a file without
@@ -42,16 +42,13 @@ from typing import Any
 import numpy as np
 
 from ..util.atomicfile import write_bytes_atomic
+from .layouts import PATTERN_LAYOUT
 
 MAGIC = b"UCKWEIGHTS\n"
 FORMAT_VERSION = 1
 DEFAULT_NAME = "eval.weights"
 
-# The evaluations this version has, by the layout their weights files name.  The pattern evaluation's
-# layout is search.evaluate.FEATURE_LAYOUT, repeated here because importing evaluate compiles kernels
-# (tests/test_learn.py keeps the two equal).
-PATTERN_LAYOUT = ("patterns-9x4x4-pieces3/material13x13+counts13x7x13x7/king32x2/mob16x2/run4x2/tempo;"
-                  "interleaved")
+# The evaluations this version has, by the layout their weights files name.
 EVALUATIONS: dict[str, str] = {PATTERN_LAYOUT: "pattern"}
 
 

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..util.commandline import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ToolParser
+from ..util.commandline import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ToolParser, os_error_text
 from ..util.atomicfile import write_bytes_atomic
 from ..util.cbuild import (COMMON_FLAGS, CBuildError, DllReadError, bridge_root, compile_c, default_compiler,
                            native_link_flags, pe_header)
@@ -175,7 +175,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"uci-checkers checkerboard: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except OSError as exc:              # a folder or file that cannot be written: one line, not [Errno n]
-        where = f"{exc.filename}: " if exc.filename else ""
-        print(f"uci-checkers checkerboard: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"uci-checkers checkerboard: {os_error_text(exc)}", file=sys.stderr)
         return EXIT_USAGE
     return EXIT_OK

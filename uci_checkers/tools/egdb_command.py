@@ -17,7 +17,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..util.commandline import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ToolParser
+from ..util.commandline import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ToolParser, os_error_text
 from ..egdb.build import DEFAULT_DISTANCE_PIECES, MAX_BUILD_PIECES, EgdbBuildError, _slice_line, build, verify_directory
 from ..egdb.probe import describe, probe_position
 from ..egdb.store import EgdbFileError, default_directory, load_directory, read_info
@@ -93,8 +93,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"egdb: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except OSError as exc:              # a directory that cannot be made or written: one line, not [Errno n]
-        where = f"{exc.filename}: " if exc.filename else ""
-        print(f"egdb: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"egdb: {os_error_text(exc)}", file=sys.stderr)
         return EXIT_USAGE
     return EXIT_USAGE
 

@@ -39,6 +39,12 @@ class ToolParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (--help for usage)\n")
 
 
+def os_error_text(exc: OSError) -> str:
+    """An OSError in one line for the user (``PATH: Permission denied``), never ``[Errno n] ...``."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}{exc.strerror or exc}"
+
+
 def parse_option_args(items: list[str]) -> dict[str, str]:
     """``--option NAME=VALUE`` arguments of the tool subcommands as a dict; ValueError names a bad one."""
     options = {}

@@ -51,6 +51,7 @@ from numba import types
 from numba.core import caching
 from numba.extending import intrinsic
 
+from .cachedir import user_cache_dir
 from .imports import import_graph, package_modules
 
 __all__ = ["kernel", "popcount", "ctz", "borrow", "CACHE_DIR", "SOURCE_HASH", "types", "has_cached_kernels"]
@@ -117,8 +118,7 @@ def cache_dir_candidates(package_dir: Path = PACKAGE_DIR, source_hash: str = SOU
     if env:
         candidates.append(Path(env) / source_hash)
     candidates.append(package_dir / "__pycache__" / f"numba-{source_hash}")
-    xdg = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    candidates.append(Path(xdg) / "uci_checkers" / f"numba-{source_hash}")
+    candidates.append(user_cache_dir(f"numba-{source_hash}", environ=environ))
     uid = os.getuid() if hasattr(os, "getuid") else 0
     candidates.append(Path(tempfile.gettempdir()) / f"uci_checkers-{uid}" / f"numba-{source_hash}")
     return candidates
