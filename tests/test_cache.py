@@ -307,3 +307,23 @@ def test_editing_a_front_end_keeps_the_cache_but_editing_a_kernel_module_changes
     with open(pkg / "rules" / "movegen.py", "a") as f:
         f.write("\n# a comment in a kernel module\n")
     assert run_json(root, probe, env)["hash"] != before
+
+
+def test_kernel_sources_equal_the_closure_over_the_whole_import_graph():
+    """kernel_sources parses only what it reaches (it runs at every start); the slow, whole-package graph
+    gives the same set."""
+    from uci_checkers.util.imports import import_graph, package_modules
+
+    modules = package_modules(_jit.PACKAGE_DIR)
+    graph = import_graph(modules)
+    me = "uci_checkers.util.jit"
+    todo, seen = [name for name, deps in graph.items() if me in deps] + [me], set()
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(graph[name])
+    for name in list(seen):
+        parts = name.split(".")
+        seen.update(".".join(parts[:k]) for k in range(1, len(parts)) if ".".join(parts[:k]) in modules)
+    assert _jit.kernel_sources() == sorted(modules[name] for name in seen)
