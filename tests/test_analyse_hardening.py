@@ -41,6 +41,19 @@ def test_refused_option_fails_fast_with_exit_2(tmp_path, capsys):
     assert "needs a whole number" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("option, message", [("MultiPV=lots", "option MultiPV needs a whole number, not 'lots'"),
+                                             ("Ponder=maybe", "option Ponder needs True or False"),
+                                             ("Hash=99999999", "option Hash value 99999999 is out of range")])
+def test_an_option_value_of_the_wrong_type_is_one_line_and_exit_2(tmp_path, capsys, option, message):
+    """Issue 20, item 6: the client checks the value against the engine's declaration (a traceback before)."""
+    src = tmp_path / "g.pdn"
+    src.write_text(GAMES)
+    assert main([str(src), "--depth", "1", "--option", option, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+
+
 def test_unknown_option_fails_fast_with_exit_2(tmp_path, capsys):
     src = tmp_path / "g.pdn"
     src.write_text(GAMES)
@@ -84,11 +97,11 @@ def test_bad_arguments_are_refused_before_work(tmp_path, capsys, args):
     assert err.startswith("uci-checkers analyse:") and "cannot start engine" not in err   # refused first
 
 
-def test_ray_backend_without_ray_is_one_line_and_exit_3(tmp_path, capsys, monkeypatch):
+def test_ray_backend_without_ray_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch):
     src = tmp_path / "g.pdn"
     src.write_text(GAMES)
     monkeypatch.setitem(sys.modules, "ray", None)          # import ray -> ImportError
-    assert main([str(src), "--depth", "1", "--backend", "ray"]) == 3
+    assert main([str(src), "--depth", "1", "--backend", "ray"]) == 2     # an input error (item 11 of issue 20)
     err = capsys.readouterr().err
     assert "needs Ray" in err and "Traceback" not in err
 

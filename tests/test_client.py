@@ -8,12 +8,13 @@ import time
 
 import pytest
 
-from uci_checkers.client import AsyncEngine, Engine, EngineError, EngineTerminatedError, EngineTimeoutError, Info, Limit, Score, _position_parts, parse_info
+from uci_checkers.client import AsyncEngine, Engine, EngineError, EngineTerminatedError, EngineTimeoutError, Info, Limit, OptionValueError, Score, _position_parts, parse_info
 from uci_checkers.rules.position import Game, Position
 
 FAKE = textwrap.dedent('''
     import sys, time
     mode = sys.argv[1]
+    refused = False
     def out(s):
         sys.stdout.write(s + "\\n"); sys.stdout.flush()
     for line in sys.stdin:
@@ -27,13 +28,22 @@ FAKE = textwrap.dedent('''
             out("uciok")
         elif w[0] == "isready":
             out("readyok")
-        elif w[0] == "setoption" and "Hash" in w and "value" in w and w[-1] == "0":
-            out("info string error: Hash must be 1-1024")
+        elif w[0] == "setoption" and "Hash" in w and "value" in w and w[-1] == "7":
+            out("info string error: Hash must be a power of two")
         elif w[0] == "go":
             if mode == "die":
                 sys.stderr.write("fake engine: crashing on purpose\\n"); sys.stderr.flush()
                 sys.exit(3)
             if mode == "silent":
+                continue
+            if mode == "refuse" and not refused:
+                refused = True                    # protocol.md: a refused go starts nothing, no bestmove
+                out("info string error: go: depth must be >= 1, not 0")
+                continue
+            if mode == "internal" and not refused:
+                refused = True                    # a failure inside an accepted search: then its bestmove
+                out("info string error: internal: boom")
+                out("bestmove 9-13")
                 continue
             out("info depth 1 score cp 12 nodes 7 pv 11-15 23-19")
             out("info string just chatting")
@@ -43,6 +53,8 @@ FAKE = textwrap.dedent('''
                 out("bestmove 11-15 ponder 23-19")
         elif w[0] == "stop" and mode == "silent":
             pass
+        elif w[0] == "stop" and mode in ("refuse", "internal"):
+            out("info string error: stop: no search is running")
         elif w[0] == "quit":
             break
 ''')
@@ -69,8 +81,11 @@ def test_fake_handshake_and_play(fake):
         eng.configure({"hash": 32, "Move Overhead": 10})
         with pytest.raises(EngineError, match="no option"):
             eng.configure({"Nope": 1})
-        with pytest.raises(EngineError, match="Hash must be"):
+        with pytest.raises(EngineError, match="Hash must be a power of two"):   # refused by the engine
+            eng.configure({"Hash": 7})
+        with pytest.raises(OptionValueError, match="out of range 1..1024"):     # by the client: never sent
             eng.configure({"Hash": 0})
+        assert "> setoption name Hash value 0" not in eng.log
         assert "> setoption name Hash value 32" in eng.log
     assert eng.process.returncode == 0
 
@@ -98,6 +113,22 @@ def test_fake_death_is_reported_with_stderr(fake):
     with pytest.raises(EngineTerminatedError):
         eng.play(Position.start(), Limit(movetime=50))
     eng.quit()
+
+
+@pytest.mark.parametrize("mode", ["refuse", "internal"])
+def test_an_error_answer_to_go_keeps_the_engine(fake, mode):
+    """Issue 20, item 4: a refused go gets no bestmove; the client neither waits for one nor kills."""
+    eng = fake(mode)
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(EngineError, match="engine reported: error: "):
+            eng.play(Position.start(), Limit(depth=3))
+        assert time.monotonic() - t0 < 1.5          # the old client waited 2 s for a bestmove, then killed
+        assert eng.process.poll() is None
+        res = eng.play(Position.start(), Limit(depth=1))  # usable, and not confused by an old bestmove
+        assert str(res.move) == "11-15"
+    finally:
+        eng.quit()
 
 
 def test_fake_timeout(fake):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from uci_checkers.client import Engine, EngineTimeoutError, Limit
+from uci_checkers.client import ArgumentError, Engine, EngineTimeoutError, Limit, OptionValueError
 from uci_checkers.rules.position import Position
 
 ENGINES = Path(__file__).resolve().parent / "engines"
@@ -84,3 +84,79 @@ def test_a_line_is_judged_by_when_it_arrived():
         assert engine._line_before(now + 5, "testing") == "too late"   # kept for the next wait
     finally:
         engine.quit()
+
+
+# --- issue 20, item 1: a clock for the other side only ------------------------------------------------
+def test_a_limit_with_the_other_sides_clock_only_has_a_short_budget():
+    assert Limit(wtime=1000).budget_seconds(0) == 0.0        # Black to move: its clock counts as 0
+    assert Limit(winc=500).budget_seconds(0) == 0.0
+    assert Limit(wtime=1000, binc=200).budget_seconds(0) == 0.2
+    assert Limit(btime=1000, wtime=2000).budget_seconds(1) == 2.0
+    assert Limit(depth=3).budget_seconds(0) is None
+
+
+def test_play_with_the_other_sides_clock_only_is_answered_at_once():
+    with Engine.popen() as engine:
+        t0 = time.monotonic()
+        result = engine.play(Position.start(), Limit(wtime=1000))      # the old client waited 600 s
+        assert time.monotonic() - t0 < 10.0
+        assert result.move is not None
+
+
+# --- issue 20, items 4-6: arguments are checked before anything is sent -----------------------------
+@pytest.mark.parametrize("fields, name", [
+    (dict(depth=0), "depth"), (dict(depth=-1), "depth"), (dict(movetime=-5), "movetime"),
+    (dict(nodes="abc"), "nodes"), (dict(nodes=1.5), "nodes"), (dict(mate=0), "mate"), (dict(depth=True), "depth"),
+    (dict(movestogo=0), "movestogo"), (dict(binc=-1), "binc"), (dict(time=float("nan")), "time"),
+    (dict(time=-1), "time"), (dict(wtime="1000"), "wtime"), (dict(infinite="yes"), "infinite"),
+])
+def test_bad_limits_are_argument_errors_naming_the_field(fields, name):
+    with pytest.raises(ArgumentError, match=f"Limit {name} must be") as info:
+        Limit(**fields)
+    assert isinstance(info.value, ValueError)
+
+
+@pytest.fixture(scope="module")
+def real():
+    with Engine.popen() as engine:
+        yield engine
+
+
+def test_bad_search_arguments_are_refused_and_the_engine_stays(real):
+    pos = Position.start()
+    limit = Limit(depth=2)
+    limit.depth = 0                                  # a Limit changed after it was made
+    cases = [((pos, limit), {}, "Limit depth must be >= 1"),
+             ((pos, None), {}, "limit must be a Limit, not NoneType"),
+             ((pos, Limit(depth=1)), {"multipv": 0}, "multipv must be a whole number from 1 to 64"),
+             ((pos, Limit(depth=1)), {"multipv": 65}, "multipv must be"),
+             ((pos, Limit(depth=1)), {"multipv": "2"}, "multipv must be"),
+             ((pos, Limit(depth=1)), {"timeout": -1}, "timeout must be a positive number"),
+             (("start", Limit(depth=1)), {}, "position must be a Position, Game or PdnGame, not str"),
+             ((pos, Limit()), {}, "the limit is empty")]
+    for args, kwargs, message in cases:
+        sent = len(real.log)
+        with pytest.raises(ArgumentError, match=message):
+            real.analyse(*args, **kwargs)
+        assert not [line for line in list(real.log)[sent:] if line.startswith("> go")], message
+    info = real.analyse(pos, Limit(depth=2))           # the engine was never touched
+    assert info.depth == 2
+    assert len(real.analyse(pos, Limit(depth=2), multipv=2)) == 2
+
+
+def test_option_values_are_checked_against_the_declared_type(real):
+    cases = [({"MultiPV": "lots"}, "option MultiPV needs a whole number, not 'lots'"),
+             ({"MultiPV": 0}, "option MultiPV value 0 is out of range 1..64"),
+             ({"Hash": 2.5}, "option Hash needs a whole number"),
+             ({"Ponder": "maybe"}, "option Ponder needs True or False"),
+             ({"Hash": None}, "option Hash needs a value"),
+             ({"EGDB Path": "x\nquit"}, "option EGDB Path: a value must be one line"),
+             ({"Hash": 8, "MultiPV": "x"}, "option MultiPV needs a whole number")]
+    for options, message in cases:
+        sent = len(real.log)
+        with pytest.raises(OptionValueError, match=message):
+            real.configure(options)
+        assert not [line for line in list(real.log)[sent:] if line.startswith("> setoption")], message
+    real.configure({"multipv": "2", "Ponder": "TRUE", "Hash": 8})   # text the engine would read is fine
+    real.configure({"MultiPV": 1, "Ponder": False})
+    assert real.play(Position.start(), Limit(depth=1)).move is not None

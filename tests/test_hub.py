@@ -330,3 +330,38 @@ def test_transcript_normal_orientation_full_game(entry):
         assert chan.process.wait(timeout=20) == 0
     finally:
         chan.close(timeout=5, kill=True)
+
+
+# --- issue 20, item 10: what Hub does not understand is ignored (nothing on stdout), noted on stderr ----
+def test_unknown_commands_and_arguments_are_ignored_and_noted_once():
+    notes: list[str] = []
+    t = Transcript(log=notes.append)
+    try:
+        t.send("foo", "foo", "bar x=1 flag")
+        assert t.lines == [] and len(notes) == 2
+        assert "ignored unknown command 'foo'" in notes[0] and "'bar'" in notes[1]
+        t.send("ping extra=1")
+        assert t.lines == ["pong"]                           # understood: done, the argument noted
+        assert "ignored unknown argument 'extra' of ping" in notes[-1]
+        t.send("pos start colour=red")
+        assert t.lines == ["pong"] and "unknown argument 'colour' of pos" in notes[-1]
+        t.send("pos pos=xyz")                                 # understood but wrong: an error line
+        assert t.lines[-1].startswith("error message=")
+        t.send("set_param name=x value=1")                    # not Hub's spelling: unknown too
+        assert "unknown command 'set_param'" in notes[-1] and len(t.lines) == 2
+        for i in range(200):                                   # a flood is noted a bounded number of times
+            t.send(f"junk{i}")
+        assert len(notes) <= 60 and "without a note" in notes[-1]
+    finally:
+        t.session.close()
+
+
+def test_the_hub_process_writes_nothing_on_stdout_for_an_unknown_command():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    done = subprocess.run([sys.executable, "-m", "uci_checkers", "hub"], input="hub\nfoo\nping\nquit\n",
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0
+    out = done.stdout.splitlines()
+    assert out[-1] == "pong" and out[-2] == "wait" and not any("foo" in line for line in out)
+    assert "hub: ignored unknown command 'foo'" in done.stderr

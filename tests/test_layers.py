@@ -5,10 +5,11 @@ including the lazy ones inside functions: a lazy import still ties the two modul
 """
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
+
+from uci_checkers.util.imports import import_graph, imports_of, package_modules
 
 PACKAGE = Path(__file__).resolve().parent.parent / "uci_checkers"
 
@@ -28,35 +29,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 ROOT_MODULE = "uci_checkers"
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
 def all_modules() -> dict[str, Path]:
-    return {module_name(p): p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
-
-
-def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """Package modules imported by ``name`` (``from x import y`` counts ``x.y`` when that is a module)."""
-    found: set[str] = set()
-    is_package = path.name == "__init__.py"
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = name.split(".") if is_package else name.split(".")[:-1]
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            subs = {f"{target}.{alias.name}" for alias in node.names} & set(modules)
-            found.update(subs if subs else {target})
-    # importing a.b.c runs a and a.b too, but those are not edges of this module's choosing
-    return {m for m in found if m in modules and m != name}
+    return package_modules(PACKAGE)
 
 
 def layer_of(module: str) -> int:
@@ -67,8 +41,7 @@ def layer_of(module: str) -> int:
 
 
 def graph() -> dict[str, set[str]]:
-    modules = all_modules()
-    return {name: imports_of(name, path, modules) for name, path in modules.items()}
+    return import_graph(all_modules())
 
 
 def test_every_module_has_a_layer():
@@ -146,11 +119,6 @@ def test_the_layer_check_sees_a_lazy_upward_import(tmp_path):
     source = "def f():\n    from ..engine.facade import Engine\n    return Engine\n"
     (pkg / "x.py").write_text(source)
     modules = {"uci_checkers.rules.x": pkg / "x.py", "uci_checkers.engine.facade": tmp_path / "f.py"}
-    global PACKAGE
-    saved, PACKAGE = PACKAGE, tmp_path / "uci_checkers"
-    try:
-        deps = imports_of("uci_checkers.rules.x", pkg / "x.py", modules)
-    finally:
-        PACKAGE = saved
+    deps = imports_of("uci_checkers.rules.x", pkg / "x.py", modules)
     assert deps == {"uci_checkers.engine.facade"}
     assert layer_of("uci_checkers.engine.facade") > layer_of("uci_checkers.rules.x")

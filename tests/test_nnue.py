@@ -189,8 +189,14 @@ def test_network_file_round_trip_and_refusals(tmp_path):
         W.save_network(tmp_path / "big.weights", big, {})
 
 
+def test_the_layout_name_describes_the_network_sizes():
+    # one home for the name (search.layouts, read without numba); it must change when the sizes do
+    assert N.LAYOUT == f"nnue-2x{N.N_IN}-{N.H}x2-crelu-{N.N_BUCKETS}x{N.L2}x{N.L3}x1-qa{N.QA}-qb{N.QB}"
+    assert W.EVALUATIONS[N.LAYOUT] == W.KIND_NETWORK
+
+
 def test_the_shipped_files_and_their_kinds():
-    assert W.default_weights().kind == W.KIND_PATTERNS
+    assert W.default_weights().kind == W.KIND_PATTERN
     net = W.load_weights(W.network_path())
     assert net.kind == W.KIND_NETWORK and len(net.checksum) == 64
     prov = net.header["provenance"]

@@ -80,6 +80,42 @@ def test_uci_is_answered_at_once_even_with_a_cold_kernel_cache(tmp_path):
     assert time.monotonic() - t1 < 5.0
 
 
+def test_a_cold_start_answers_movetime_and_stop_on_time_with_a_fallback_move(tmp_path):
+    """Issue 20, item 2: while the first start compiles (8-25 s here), a ``go movetime`` sent before
+    ``readyok`` is answered about on time and ``stop`` at once, with a fallback move and a note.
+
+    The old engine answered both only once the rules kernels were compiled (11 s after the go);
+    the bounds below are generous for a loaded machine and far below any compile time."""
+    child = spawn({"UCI_CHECKERS_CACHE_DIR": str(tmp_path / "cold-cache")})
+    try:
+        send(child, "uci")
+        child.expect("uciok\r?\n", timeout=30)
+        t0 = time.monotonic()      # a host that does not wait for readyok
+        child.send("isready\nposition startpos moves 11-15\ngo movetime 500\n")
+        child.expect(r"bestmove (\S+)", timeout=60)
+        elapsed = time.monotonic() - t0
+        before = child.before
+        assert elapsed < 3.0, f"go movetime 500 was answered after {elapsed:.1f} s"
+        assert "readyok" in before and "still compiling" in before, before
+        white_moves = ("21-17", "22-17", "22-18", "23-18", "23-19", "24-19", "24-20")
+        assert child.match.group(1) in white_moves
+        send(child, "go infinite")
+        time.sleep(0.3)
+        t1 = time.monotonic()
+        send(child, "stop")
+        child.expect(r"bestmove (\S+)", timeout=60)
+        elapsed = time.monotonic() - t1
+        assert elapsed < 1.5, f"stop was answered after {elapsed:.1f} s"
+        assert "still compiling" in child.before, child.before
+        assert child.match.group(1) in white_moves
+        send(child, "quit")                  # also ends the compile child
+        assert wait_exit(child) == 0
+    finally:
+        if child.proc.poll() is None:
+            child.kill(9)
+            child.proc.wait()
+
+
 def test_isready_during_search_and_stop_latency(engine):
     send(engine, "position startpos")
     send(engine, "go infinite")

@@ -711,8 +711,8 @@ def test_debug_reports_time_budget(s):
     s.send("debug on")
     s.send("position startpos")
     out = s.send("go btime 3000 wtime 3000")
-    assert any(re.fullmatch(r"info string time optimum \d+ ms maximum \d+ ms \(lag kept back \d+ ms\)", line)
-               for line in out)
+    assert any(re.fullmatch(r"info string time plan: black to move, btime 3000 ms, .*: optimum \d+ ms "
+                            r"maximum \d+ ms \(lag kept back \d+ ms\)", line) for line in out)
     s.bestmove()
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from test_protocol import START_MOVES, Session, errors, s  # noqa: F401  (s: the session fixture)
+from uci_checkers.engine import facade, timeman
 from uci_checkers.engine import warmup as engine_module
 from uci_checkers.search import tt as ttm
 from uci_checkers.engine.timeman import MAX_NODES, MAX_TIME_MS, GoParams, TimeManager, clamp_go_number
@@ -277,8 +278,162 @@ def test_fallback_move_leaves_the_opponent_no_capture_when_it_can():
 
     pos = Position.from_fen("B:W18,23:B10,11")
     moves = pos.legal_moves()
-    choice = engine_module._fallback_choice(moves, pos)
+    choice = facade._fallback_choice(moves, pos)
     assert choice in moves and not pos.play(choice).is_capture_pending()
+
+
+# --- issue 20, item 2: isready never holds up commands while the kernels compile ----------------------
+def _compiling_session() -> tuple[Session, threading.Event]:
+    """A session whose engine stays "compiling" until the returned gate is set."""
+    eng = Engine()
+    gate = threading.Event()
+    real_warm = eng._warm
+
+    def slow_warm() -> None:
+        gate.wait(30)
+        real_warm()
+
+    eng._warm = slow_warm
+    return Session(engine=eng), gate
+
+
+def test_isready_with_more_commands_queued_answers_at_once_while_compiling():
+    sess, gate = _compiling_session()
+    try:
+        queued = ["position startpos moves 11-15", "go movetime 300"]
+        sess.proto.input_waiting = lambda: bool(queued)     # what main() wires to its input queue
+        t0 = time.monotonic()
+        out = sess.send("isready")
+        assert time.monotonic() - t0 < 2.0                  # the old engine waited for the gate
+        assert out[-1] == "readyok" and "not ready yet" in out[0]
+        assert not sess.proto.engine.ready
+        t0 = time.monotonic()
+        while queued:
+            sess.send(queued.pop(0))
+        best = sess.bestmove(HUNG)
+        assert time.monotonic() - t0 < 2.0
+        assert best.split()[1] in ("21-17", "22-17", "22-18", "23-18", "23-19", "24-19", "24-20")
+    finally:
+        gate.set()
+        assert sess.proto.engine.ensure_ready(timeout=60)
+        sess.close()
+
+
+def test_isready_during_a_search_waiting_for_the_kernels_answers_at_once():
+    sess, gate = _compiling_session()
+    try:
+        sess.send("position startpos")
+        sess.send("go infinite")
+        t0 = time.monotonic()
+        assert sess.send("isready") == ["readyok"]          # the old engine waited for the gate
+        assert time.monotonic() - t0 < 2.0
+        sess.send("stop")
+        assert sess.bestmove(HUNG).split()[1] in START_MOVES
+    finally:
+        gate.set()
+        assert sess.proto.engine.ensure_ready(timeout=60)
+        sess.close()
+
+
+def test_isready_alone_still_waits_for_the_kernels():
+    sess, gate = _compiling_session()
+    try:
+        threading.Timer(0.5, gate.set).start()
+        out = sess.send("isready")
+        assert out[-1] == "readyok" and sess.proto.engine.ready
+    finally:
+        gate.set()
+        sess.close()
+
+
+# --- issue 20, item 1: a clock for the other side only is a clock of 0 for the side to move ------------
+@pytest.mark.parametrize("limits", ["wtime 1000", "winc 1000", "movestogo 5", "wtime 60000 winc 1000 movestogo 5"])
+def test_go_with_only_the_other_sides_clock_moves_at_once_with_a_warning(s, limits):
+    s.send("position startpos")                     # Black to move: wtime/winc are White's
+    t0 = time.monotonic()
+    s.send(f"go {limits}")
+    try:
+        lines = wait_lines(s, lambda ls: bestmoves(ls), timeout=HUNG)
+    finally:
+        s.send("stop")                              # the old engine searched until stop
+    assert time.monotonic() - t0 < 5.0
+    assert bestmoves(lines)[0].split()[1] in START_MOVES
+    warnings = [line for line in lines if line.startswith("info string warning: go gives no btime")]
+    assert len(warnings) == 1, lines
+    assert "counts as 0 ms" in warnings[0]
+
+
+def test_go_with_only_blacks_clock_moves_at_once_for_white(s):
+    s.send("position startpos moves 11-15")          # White to move
+    s.send("go btime 5000 binc 100")
+    try:
+        lines = wait_lines(s, lambda ls: bestmoves(ls), timeout=HUNG)
+    finally:
+        s.send("stop")
+    assert any(line.startswith("info string warning: go gives no wtime") for line in lines)
+
+
+def test_debug_shows_the_time_plan_of_a_missing_clock_before_the_move(s):
+    s.send("debug on")
+    s.send("position startpos")
+    out = s.send("go wtime 1000")
+    try:
+        lines = wait_lines(s, lambda ls: bestmoves(ls), timeout=HUNG)
+    finally:
+        s.send("stop")
+    plans = [line for line in out if line.startswith("info string time plan: ")]
+    assert plans == ["info string time plan: black to move, btime not given: 0 ms, binc 0 ms, moves to go 30 "
+                     "(assumed), Move Overhead 10 ms, phase factor 0.7 (24 pieces): optimum 0 ms maximum 0 ms "
+                     "(lag kept back 0 ms)"], out
+    assert lines.index(plans[0]) < lines.index(bestmoves(lines)[0])
+    s.send("go depth 1")
+    lines = wait_lines(s, lambda ls: len(bestmoves(ls)) == 2, timeout=HUNG)
+    assert "info string time plan: no time limit" in lines
+
+
+def test_time_manager_counts_a_missing_own_clock_as_zero():
+    for params in (GoParams(wtime=1000), GoParams(winc=500), GoParams(movestogo=3)):
+        tm = TimeManager(params, turn=0, overhead_ms=10)
+        assert tm.missing_clock and tm.limited and tm.maximum_ms == 0.0
+    tm = TimeManager(GoParams(btime=1000), turn=0, overhead_ms=10)
+    assert not tm.missing_clock and tm.maximum_ms > 0
+    tm = TimeManager(GoParams(wtime=1000, movetime=300), turn=0, overhead_ms=10)
+    assert not tm.missing_clock and tm.maximum_ms == 290      # movetime decides
+    assert not TimeManager(GoParams(depth=3), turn=0).limited
+
+
+# --- issue 20, item 3: go mate N without a mate stops at 2N+1 plies -------------------------------------
+def test_go_mate_without_a_mate_stops_at_its_documented_depth(s):
+    s.send("position startpos")                      # no forced win anywhere near
+    s.send("go mate 2")
+    try:
+        lines = wait_lines(s, lambda ls: bestmoves(ls), timeout=HUNG)   # the old engine searched on
+    finally:
+        s.send("stop")
+    depths = [int(line.split()[2]) for line in lines if line.startswith("info depth ")]
+    assert max(depths) == 5, lines
+    assert bestmoves(lines)[0].split()[1] in START_MOVES
+
+
+def test_go_mate_finds_a_win_within_its_depth(s):
+    s.send("position fen B:WK29:BK20,K21")           # two kings against one: a win in 2
+    s.send("go mate 2")
+    lines = wait_lines(s, lambda ls: bestmoves(ls), timeout=HUNG)
+    infos = [line for line in lines if line.startswith("info depth ")]
+    assert " score mate 2 " in infos[-1], lines
+    assert max(int(line.split()[2]) for line in infos) <= 5
+
+
+def test_mate_depth_cap_applies_to_mate_alone():
+    from uci_checkers.engine.facade import mate_depth_cap
+
+    assert mate_depth_cap(GoParams(mate=3)) == 7
+    assert mate_depth_cap(GoParams(mate=1000)) == 1000        # clamped to go's depth maximum
+    assert mate_depth_cap(GoParams(mate=3, depth=4)) == 4
+    for other in (dict(nodes=10_000), dict(movetime=100), dict(wtime=1000), dict(infinite=True),
+                  dict(ponder=True)):
+        assert mate_depth_cap(GoParams(mate=3, **other)) is None, other
+    assert mate_depth_cap(GoParams()) is None and mate_depth_cap(GoParams(depth=9)) == 9
 
 
 # --- item 19: Skill Level 0 with Seed 0 draws a fresh, announced seed per game ---------------------------
@@ -347,7 +502,7 @@ def test_movetime_uses_most_of_the_time():
     # the figure that matters (time used at movetime 100/1000) is measured, not asserted: this only
     # checks that the hard limit, not an early iteration stop, ends a movetime search
     tm = TimeManager(GoParams(movetime=1000), turn=0)
-    assert tm.maximum_ms == 1000 - engine_module.DEFAULT_MOVE_OVERHEAD_MS
+    assert tm.maximum_ms == 1000 - timeman.DEFAULT_MOVE_OVERHEAD_MS
     assert tm.iteration_done(12, False, 0) is False
 
 

@@ -278,7 +278,7 @@ def test_threads_two_gives_legal_move_and_stops():
 
 
 def test_engine_threads_limit_matches_the_search():
-    from uci_checkers import engine
+    from uci_checkers.engine import options
     from uci_checkers.search import alphabeta as search
 
-    assert engine._SEARCH_MAX_THREADS == search.MAX_THREADS
+    assert options._SEARCH_MAX_THREADS == search.MAX_THREADS

@@ -15,7 +15,7 @@ from typing import Optional
 
 from .util.interrupts import EXIT_INTERRUPTED, exit_now, handle_interrupts
 # The protocol loops handle their own input and signals; the others are tools.
-_PROTOCOL_SUBCOMMANDS = ("engine", "hub")
+_PROTOCOL_SUBCOMMANDS = ("engine", "hub", "cbengine")
 
 SUBCOMMANDS = {
     # name: (module, one-line help)
@@ -26,13 +26,15 @@ SUBCOMMANDS = {
     "match": ("uci_checkers.arena", "engine-vs-engine matches and tournaments"),
     "analyse": ("uci_checkers.tools.analyse", "annotate the games of a PDN file with engine evaluations"),
     "egdb": ("uci_checkers.tools.egdb_command", "endgame databases: egdb build --pieces N [--dir D], verify, info, probe"),
+    "cbengine": ("uci_checkers.protocols.cbengine",
+                 "serve a CheckerBoard engine library (Cake, KingsRow, GuiNN ...) as a protocol.md engine: cbengine LIB"),
     "go": ("uci_checkers.protocols.oneshot", "search one position and print the best move: go --fen FEN --movetime MS"),
     "checkerboard": ("uci_checkers.tools.checkerboard", "build/install the CheckerBoard bridge DLL (bridge/checkerboard)"),
     "gui": ("uci_checkers.gui.server", "play or analyse in a browser: gui [--port P] [--no-browser] [--engine cmd=...]"),
     "selfplay": ("uci_checkers.learn.selfplay", "play fast self-play games into shards of labelled positions"),
     "train": ("uci_checkers.learn.train", "fit the evaluation weights to self-play shards"),
     "train-net": ("uci_checkers.learn.train_net", "fit the network evaluation to self-play shards (needs PyTorch)"),
-    "validate": ("uci_checkers.learn.validate", "score the evaluation on strong games and book puzzles"),
+    "validate": ("uci_checkers.learn.validate", "score the evaluation on held-out games (and a puzzle file, if you have one)"),
 }
 
 # Subcommands that play or search with the package's evaluation: checked before they start.

@@ -19,7 +19,11 @@ a group) and talks to it over pipes; a reader thread queues every line, so
 :class:`EngineTerminatedError` when the process dies (with its exit code and the
 last lines it wrote on stderr), :class:`EngineTimeoutError` when an answer does not
 come in time, and :class:`EngineError` when the engine misbehaves (an illegal best
-move, an ``info string error: ...`` answer to a position or option).
+move, an ``info string error: ...`` answer to a position, option or ``go``; the engine is
+resynchronised with ``stop`` and ``isready`` and stays usable).  A bad argument (a
+:class:`Limit` field, ``multipv``, ``timeout``, an option value that does not fit the
+type the engine declared) raises :class:`ArgumentError`, a ``ValueError`` that names it,
+before anything is sent.
 
 An unfinished :meth:`Engine.analysis` is stopped (``stop``, then its ``bestmove``
 read) when the next command is given, as python-chess does; its ``result`` is then
@@ -40,7 +44,10 @@ time per engine.
 from __future__ import annotations
 
 import asyncio
+import math
+import numbers
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -56,7 +63,8 @@ from .rules.notation import NotationError
 from .rules.position import Game, Move, Position
 
 __all__ = ["Engine", "AsyncEngine", "Analysis", "Limit", "Score", "Info", "PlayResult", "Option",
-           "EngineError", "EngineTerminatedError", "EngineTimeoutError", "PositionLike"]
+           "EngineError", "EngineTerminatedError", "EngineTimeoutError", "ArgumentError", "OptionValueError",
+           "PositionLike"]
 
 PositionLike = Union[Position, Game, Any]   # Any: a PdnGame (start + moves)
 
@@ -77,6 +85,26 @@ class EngineTerminatedError(EngineError):
 
 class EngineTimeoutError(EngineError, TimeoutError):
     """An expected answer did not arrive in time."""
+
+
+class ArgumentError(ValueError, TypeError):
+    """An argument of a client call that cannot be used; the message names it.  Raised before anything
+    is sent, so the engine is unaffected.  (Also a TypeError: some are of the wrong type.)"""
+
+
+class OptionValueError(ArgumentError):
+    """An option value that does not fit the option's type or range as the engine declared it."""
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _check_seconds(name: str, value: Any) -> float:
+    """``value`` as a positive, finite number of seconds (ArgumentError otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+        raise ArgumentError(f"{name} must be a positive number of seconds, not {value!r}")
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -165,6 +193,29 @@ class Limit:
     movestogo: Optional[int] = None
     infinite: bool = False
 
+    # the smallest value of each whole-number field (protocol.md's go); clocks may be negative (flagged)
+    _MINIMA = {"depth": 1, "nodes": 1, "mate": 1, "movetime": 0, "binc": 0, "winc": 0, "movestogo": 1,
+               "btime": None, "wtime": None}
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise :class:`ArgumentError` naming the first field that the engine would refuse."""
+        for name, low in self._MINIMA.items():
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if not _is_int(value):
+                raise ArgumentError(f"Limit {name} must be a whole number, not {value!r}")
+            if low is not None and value < low:
+                raise ArgumentError(f"Limit {name} must be >= {low}, not {value}")
+        if self.time is not None and (isinstance(self.time, bool) or not isinstance(self.time, numbers.Real)
+                                      or not math.isfinite(self.time) or self.time < 0):
+            raise ArgumentError(f"Limit time must be a number of seconds >= 0, not {self.time!r}")
+        if not isinstance(self.infinite, bool):
+            raise ArgumentError(f"Limit infinite must be True or False, not {self.infinite!r}")
+
     def go_args(self) -> list[str]:
         args: list[str] = []
         movetime = self.movetime
@@ -186,9 +237,11 @@ class Limit:
         if self.time is not None:
             return float(self.time)
         clock = self.btime if turn == 0 else self.wtime
-        if clock is not None:
+        clocks = (self.btime, self.wtime, self.binc, self.winc, self.movestogo)
+        if clock is not None or any(v is not None for v in clocks):
+            # the other side's clock only: the engine counts its own as 0 and moves at once
             inc = (self.binc if turn == 0 else self.winc) or 0
-            return (clock + inc) / 1000
+            return (max(0, clock or 0) + inc) / 1000
         return None
 
     def is_empty(self) -> bool:
@@ -203,7 +256,7 @@ def _position_parts(position: PositionLike) -> tuple[Position, list[Move]]:
     start, moves = getattr(position, "start", None), getattr(position, "moves", None)
     if isinstance(start, Position) and moves is not None:
         return start, list(moves)
-    raise TypeError(f"expected a Position, Game or PdnGame, not {type(position).__name__}")
+    raise ArgumentError(f"position must be a Position, Game or PdnGame, not {type(position).__name__}")
 
 
 def _final_position(start: Position, moves: Sequence[Move]) -> Position:
@@ -221,6 +274,7 @@ def _default_command() -> tuple[list[str], dict[str, str]]:
     return [sys.executable, "-m", "uci_checkers"], env
 
 
+_ASCII_INT = re.compile(r"[+-]?[0-9]+")      # what the engine reads as a whole number (no '1_000', no '١')
 _INFO_INT = {"depth", "seldepth", "multipv", "nodes", "nps", "hashfull", "time", "currmovenumber"}
 
 
@@ -314,6 +368,10 @@ class Engine:
 
         ``options`` are set right after the handshake (see :meth:`configure`).
         """
+        _check_seconds("timeout", timeout)
+        _check_seconds("ready_timeout", ready_timeout)
+        if options is not None and not isinstance(options, Mapping):
+            raise ArgumentError(f"options must be a mapping of names to values, not {type(options).__name__}")
         if command is None:
             argv, default_env = _default_command()
             env = default_env if env is None else env
@@ -428,20 +486,26 @@ class Engine:
 
     # --- commands ----------------------------------------------------------------
     def configure(self, options: Mapping[str, Any]) -> None:
-        """Set options (names case-insensitive); unknown names or values the engine refuses raise."""
-        self._finish_analysis()
+        """Set options (names case-insensitive); unknown names or values the engine refuses raise.
+
+        Every value is first checked against the type and range the engine declared for it
+        (:class:`OptionValueError`, nothing sent); an unknown name raises :class:`EngineError`.
+        """
+        if not isinstance(options, Mapping):
+            raise ArgumentError(f"options must be a mapping of names to values, not {type(options).__name__}")
+        lines: list[tuple[str, Optional[str]]] = []
         for name, value in options.items():
-            opt = self.options.get(name.lower())
+            if not isinstance(name, str) or not name.strip() or any(c in name for c in "\r\n"):
+                raise ArgumentError(f"option name must be a non-empty line of text, not {name!r}")
+            opt = self.options.get(" ".join(name.split()).lower())
             if opt is None and self.options:
                 raise EngineError(f"engine has no option {name!r} (it has: {', '.join(o.name for o in self.options.values())})")
-            real = opt.name if opt is not None else name
-            if value is None or (opt is not None and opt.type == "button"):
-                self.send(f"setoption name {real}")
-            else:
-                text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-                self.send(f"setoption name {real} value {text}")
-            if real.lower() == "multipv" and value is not None:
-                self._multipv = int(value)
+            lines.append((opt.name if opt is not None else name.strip(), _option_text(opt, name.strip(), value)))
+        self._finish_analysis()
+        for real, text in lines:
+            self.send(f"setoption name {real}" if text is None else f"setoption name {real} value {text}")
+            if real.lower() == "multipv" and text is not None:
+                self._multipv = int(text)
         self.ping(READY_TIMEOUT)
 
     def new_game(self) -> None:
@@ -458,11 +522,29 @@ class Engine:
         self.send(line)
         return start, moves
 
+    def _check_search_arguments(self, position: PositionLike, limit: Any, multipv: Optional[int],
+                                timeout: Optional[float]) -> None:
+        """Raise :class:`ArgumentError` for what cannot be searched, before anything is sent."""
+        if not isinstance(limit, Limit):
+            raise ArgumentError(f"limit must be a Limit, not {type(limit).__name__} "
+                                "(analysis() searches without one, until stop)")
+        limit.validate()
+        if limit.is_empty():
+            raise ArgumentError("the limit is empty: give depth, nodes, movetime, time, clocks or infinite")
+        if multipv is not None:
+            declared = self.options.get("multipv")
+            most = declared.max if declared is not None and declared.max is not None else None
+            if not _is_int(multipv) or multipv < 1 or (most is not None and multipv > most):
+                raise ArgumentError(f"multipv must be a whole number from 1 to {most if most else 'the most lines'}"
+                                    f", not {multipv!r}")
+        if timeout is not None:
+            _check_seconds("timeout", timeout)
+        _position_parts(position)
+
     def _start_search(self, position: PositionLike, limit: Limit, multipv: Optional[int],
                       timeout: Optional[float]) -> tuple[Position, float]:
         """Send position and go; the position searched and the monotonic deadline for bestmove."""
-        if limit.is_empty():
-            raise ValueError("the limit is empty: give depth, nodes, movetime, time, clocks or infinite")
+        self._check_search_arguments(position, limit, multipv, timeout)
         self._finish_analysis()
         want = multipv or 1
         if want != self._multipv and ("multipv" in self.options or want != 1):
@@ -491,7 +573,8 @@ class Engine:
                 info = parse_info(line[4:], current)
                 if info.string is not None:
                     if info.string.startswith("error"):
-                        self._abort_search()
+                        # a refused go has no bestmove to wait for; an accepted one's comes before readyok
+                        self._resynchronise()
                         raise EngineError(f"engine reported: {info.string}")
                     continue
                 if info.score is not None or info.pv_text or info.depth is not None:
@@ -503,8 +586,8 @@ class Engine:
 
     def _search(self, position: PositionLike, limit: Limit, multipv: Optional[int],
                 timeout: Optional[float]) -> tuple[Optional[str], Optional[str], dict[int, Info], Position]:
-        if limit.infinite:
-            raise ValueError("an infinite search never ends by itself: use analysis() and stop()")
+        if isinstance(limit, Limit) and limit.infinite:
+            raise ArgumentError("an infinite search never ends by itself: use analysis() and stop()")
         current, deadline = self._start_search(position, limit, multipv, timeout)
         infos: dict[int, Info] = {}
         while True:
@@ -550,6 +633,21 @@ class Engine:
             except NotationError:
                 ponder_move = None
         return PlayResult(move, ponder_move, info)
+
+    def _resynchronise(self) -> None:
+        """After an error line during a search: ``stop`` then ``isready``, reading up to ``readyok``.
+
+        A refused ``go`` started nothing (its ``stop`` only gets an error line back); an accepted
+        search writes its ``bestmove`` before ``readyok`` (protocol.md: after ``stop``, ``isready``
+        waits for it).  Either way the engine is idle afterwards and stays in use; one that does
+        not answer within ``STOP_GRACE`` seconds is killed.
+        """
+        try:
+            self.send("stop")
+            self.send("isready")
+            self._lines_until("readyok", STOP_GRACE)
+        except EngineError:
+            self.close(timeout=1.0, kill=True)
 
     def _abort_search(self) -> None:
         """After a timeout: stop, and resynchronise if the engine answers; otherwise kill it."""
@@ -715,6 +813,40 @@ class Analysis:
     def __exit__(self, *exc: Any) -> None:
         if self.result is None and not self.engine._eof:
             self.finish()
+
+
+def _option_text(opt: Optional[Option], name: str, value: Any) -> Optional[str]:
+    """The ``value`` text of a setoption for ``value``, checked against the engine's declaration
+    ``opt`` (None: undeclared, sent as text); None for a button.  Raises :class:`OptionValueError`."""
+    kind = opt.type if opt is not None else None
+    label = opt.name if opt is not None else name
+    if kind == "button":
+        return None
+    if value is None:
+        raise OptionValueError(f"option {label} needs a value")
+    if kind == "check":
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower()
+        raise OptionValueError(f"option {label} needs True or False, not {value!r}")
+    if kind == "spin":
+        number: Optional[int] = None
+        if _is_int(value):
+            number = int(value)
+        elif isinstance(value, str) and _ASCII_INT.fullmatch(value.strip()) and len(value.strip()) <= 30:
+            number = int(value.strip())
+        if number is None:
+            raise OptionValueError(f"option {label} needs a whole number, not {value!r}")
+        if (opt.min is not None and number < opt.min) or (opt.max is not None and number > opt.max):
+            raise OptionValueError(f"option {label} value {number} is out of range {opt.min}..{opt.max}")
+        return str(number)
+    text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    if "\n" in text or "\r" in text:
+        raise OptionValueError(f"option {label}: a value must be one line, not {text[:40]!r}")
+    if kind == "combo" and opt.var and text.strip().lower() not in (v.lower() for v in opt.var):
+        raise OptionValueError(f"option {label} needs one of {', '.join(opt.var)}, not {value!r}")
+    return text
 
 
 def _parse_option(line: str) -> Optional[Option]:

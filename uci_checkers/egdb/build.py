@@ -27,6 +27,7 @@ from typing import Callable, Optional, TextIO
 
 import numpy as np
 
+from ..util.progress import Progress as ProgressLine
 from . import solve as sv
 from .index import Slice, build_levels, king_set_counts, men_offsets, slice_size, slices_up_to
 from .probe import WLD_LOSS, WLD_WIN, assemble_table, empty_table
@@ -145,37 +146,21 @@ def _check_stats(s: Slice, stats: np.ndarray) -> None:
 # The resumable build
 # =============================================================================
 class ProgressBar:
-    """One line on a terminal stream, rewritten in place (a plain line per slice when not a terminal)."""
+    """The build's progress (:class:`~uci_checkers.util.progress.Progress`): on a terminal one live line with
+    the whole build's share and the current slice's, elsewhere a plain line every half minute; a line per
+    slice in both cases."""
 
     def __init__(self, stream: TextIO, total_positions: int, quiet: bool = False) -> None:
-        self.stream = stream
         self.total = max(1, total_positions)
         self.done = 0
-        self.quiet = quiet
-        self.tty = hasattr(stream, "isatty") and stream.isatty()
-        self._last = 0.0
+        self.progress = ProgressLine(None if quiet else stream, "egdb build")
 
     def update(self, label: str, fraction: float, current: int) -> None:
-        if self.quiet or not self.tty:
-            return
-        now = time.monotonic()
-        if now - self._last < 0.2 and fraction < 1.0:
-            return
-        self._last = now
         overall = (self.done + fraction * current) / self.total
-        width = 30
-        filled = int(width * overall)
-        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {100 * overall:5.1f}%  {label:<14} "
-                          f"{100 * fraction:5.1f}% ")
-        self.stream.flush()
+        self.progress.update(f"{100 * overall:5.1f}%  {label:<14} {100 * fraction:5.1f}%", overall)
 
     def line(self, text: str) -> None:
-        if self.quiet:
-            return
-        if self.tty:
-            self.stream.write("\r" + " " * 70 + "\r")
-        self.stream.write(text + "\n")
-        self.stream.flush()
+        self.progress.note(text)
 
 
 def _slice_line(s: Slice, positions: int, max_distance: int, results: tuple[int, int, int], seconds: float,

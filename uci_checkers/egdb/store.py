@@ -18,7 +18,6 @@ A truncated or corrupt file (wrong size, magic, slice, checksum) raises
 """
 from __future__ import annotations
 
-import os
 import struct
 import zlib
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from typing import Optional
 import numpy as np
 
 from ..util.atomicfile import atomic_output
+from ..util.cachedir import user_cache_dir
 from .index import Slice, men_offsets, slice_size, slices_up_to
 from .probe import assemble_table, empty_table
 
@@ -60,11 +60,7 @@ class SliceInfo:
 
 def default_directory() -> Path:
     """``$UCI_CHECKERS_EGDB_DIR``, else ``$XDG_CACHE_HOME/uci_checkers/egdb`` (``~/.cache/...``)."""
-    env = os.environ.get("UCI_CHECKERS_EGDB_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(xdg) / "uci_checkers" / "egdb"
+    return user_cache_dir("egdb", "UCI_CHECKERS_EGDB_DIR")
 
 
 def slice_path(directory: Path, s: Slice) -> Path:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from . import warmup
 from .options import OptionError, OptionSpec, build_option_specs
-from .timeman import GoParams, LagTracker, TimeManager
+from .timeman import MAX_DEPTH, GoParams, LagTracker, TimeManager
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; the real imports are lazy
     from ..rules.position import Game, Move, Position
@@ -86,7 +86,8 @@ class Engine:
         self._warm_thread: Optional[threading.Thread] = None
         self._warm_error: Optional[BaseException] = None
         self._pending: dict[str, Any] = {}         # searcher changes not applied yet: hash, clear, threads, egdb
-        self._egdb_messages: list[str] = []        # endgame database load reports, given to the next go
+        self._load_messages: list[str] = []        # load reports (endgame databases, EvalFile), given to the next go
+        self._weights: Any = None                  # EvalWeights from EvalFile (None: the shipped ones)
         self._job: Optional[_Job] = None
         self._game_seed: Optional[int] = None      # Seed 0: the fresh seed of this game, drawn at its first go
         self.lag = LagTracker()
@@ -111,6 +112,7 @@ class Engine:
         """
         spec = self._spec(name)
         parsed = spec.parse(value)
+        weights = self._read_eval_file(parsed) if spec.name == "EvalFile" else None
         with self._lock:
             if spec.type != "button":
                 self._options[spec.name] = parsed
@@ -124,6 +126,10 @@ class Engine:
                 self._game_seed = None
             elif spec.name in ("EGDB Path", "EGDB Pieces"):
                 self._pending["egdb"] = True
+            elif spec.name == "EvalFile":
+                self._weights = weights
+                self._pending["weights"] = weights
+                self._load_messages.append(f"evaluation: {weights.describe()}")
             elif spec.name == "NoProgressPlies" and self._game is not None:
                 self._game.no_progress_plies = parsed
         self._apply_pending_if_idle()
@@ -131,9 +137,26 @@ class Engine:
     def get_option(self, name: str) -> Any:
         return self._options[self._spec(name).name]
 
+    def _read_eval_file(self, value: str) -> Any:
+        """The weights ``EvalFile`` names (empty: the shipped file), checked now, without numba (the kernels
+        may still be compiling); :class:`OptionError` with the reason, and the evaluation kept, if unusable."""
+        from ..search.weights import WeightsError, default_path, read_weights
+
+        path = value.strip() or str(default_path())
+        try:
+            return read_weights(os.path.expanduser(path))
+        except WeightsError as exc:
+            kept = self._weights.path if self._weights is not None else str(default_path())
+            raise OptionError(f"option EvalFile: {exc}; the evaluation stays {kept}") from None
+
     # --- readiness -----------------------------------------------------------------------------
     def start_warmup(self) -> None:
-        """Load/compile the kernels and build the searcher in a background thread (non-blocking)."""
+        """Load/compile the kernels and build the searcher in a background thread (non-blocking).
+
+        From this call on, the rules never wait for their kernels: until the warm-up has loaded
+        them, ``Position`` answers with the pure-Python rules (see ``rules.backend``).
+        """
+        warmup.start_kernel_warmup()
         with self._lock:
             if self._warm_thread is not None:
                 return
@@ -154,9 +177,9 @@ class Engine:
             read_with = self._egdb_settings()
             table, messages = self._read_egdb()
             with self._lock:  # built under the lock: a Hash change now is either used here or pending
-                searcher = Searcher(self._options["Hash"])
+                searcher = Searcher(self._options["Hash"], self._weights)
                 searcher.set_egdb(table)
-                self._egdb_messages += messages
+                self._load_messages += messages
                 if self._egdb_settings() == read_with:
                     self._pending.pop("egdb", None)
                 self._searcher = searcher
@@ -164,6 +187,7 @@ class Engine:
                 self._pending.pop("hash", None)
                 self._pending.pop("clear", None)
                 self._pending.pop("newgame", None)
+                self._pending.pop("weights", None)
             self._apply_pending_if_idle()
         except BaseException as exc:
             self._warm_error = exc
@@ -218,13 +242,15 @@ class Engine:
             searcher.set_threads(pending["threads"])
         if "hash" in pending:
             searcher.set_hash(pending["hash"])
+        if "weights" in pending:
+            searcher.set_weights(pending["weights"])
         if pending.get("clear") or pending.get("newgame"):
             searcher.clear()
         if pending.get("egdb"):
             searcher.set_egdb(None)                # the old table is freed before the new one is read
             table, messages = self._read_egdb()
             searcher.set_egdb(table)
-            self._egdb_messages += messages
+            self._load_messages += messages
 
     # --- endgame databases ---------------------------------------------------------------------
     def _egdb_settings(self) -> tuple[str, int]:
@@ -308,14 +334,17 @@ class Engine:
     def evaluate_terms(self) -> dict[str, int]:
         """Static evaluation of the current position broken into terms (empty if unavailable)."""
         try:
-            from ..search import evaluate
+            from ..search import evaluate, nnue
         except ImportError:
             return {}
-        from ..search import nnue
         from ..search.weights import KIND_NETWORK, default_weights
-
         searcher = self._searcher
-        weights = searcher.weights if searcher is not None else default_weights()
+        if searcher is not None:
+            weights = searcher.weights
+        elif self._weights is not None:
+            weights = self._weights
+        else:
+            weights = default_weights()
         if weights.kind == KIND_NETWORK:
             return nnue.evaluation_terms(self.game.position, weights.table)
         table = searcher.ev if searcher is not None else weights.table
@@ -359,16 +388,18 @@ class Engine:
     def go(self, params: GoParams, on_info: Callable[[SearchInfo], None],
            on_done: Callable[[SearchResult], None],
            on_currmove: Optional[Callable[[Move, int], None]] = None,
-           on_message: Optional[Callable[[str], None]] = None) -> None:
+           on_message: Optional[Callable[[str], None]] = None,
+           on_plan: Optional[Callable[[TimeManager], None]] = None) -> None:
         """Start a search of the current position in the worker thread (non-blocking).
 
         ``on_done`` is called exactly once, from the worker, after the last ``on_info``; in
         infinite/ponder mode only after ``stop``/``ponderhit``.  ``on_message`` receives
         diagnostics such as ``error: internal: ...`` (the search failed; ``on_done`` then
-        still gets a legal move) and announcements (``skill seed N``).  A job that was sent
-        ``stop`` is waited for (its result is reported first); raises :class:`EngineBusyError`
-        while another job runs and a ``NotationError`` for a bad ``searchmoves`` entry
-        (nothing is started then).
+        still gets a legal move) and announcements (``skill seed N``, a missing clock).
+        ``on_plan`` gets the move's :class:`TimeManager` before the search starts (for
+        ``debug on``).  A job that was sent ``stop`` is waited for (its result is reported
+        first); raises :class:`EngineBusyError` while another job runs and a ``NotationError``
+        for a bad ``searchmoves`` entry (nothing is started then).
         """
         start_time = params.start_time if params.start_time is not None else time.monotonic()
         self.start_warmup()
@@ -387,6 +418,12 @@ class Engine:
                          pieces=pieces, lag_ms=self.lag.lag_ms)
         job = _Job("go", tm=tm, hold=bool(params.infinite or params.ponder), ponder=bool(params.ponder),
                    infinite=bool(params.infinite))
+        if tm.missing_clock and on_message is not None and not self.searching:
+            own, other = ("btime", "wtime") if pos.turn == 0 else ("wtime", "btime")
+            on_message(f"warning: go gives no {own} ({pos.side_name} is to move; {other} is the other side's "
+                       f"clock): it counts as 0 ms, so the move comes at once")
+        if on_plan is not None and not self.searching:
+            on_plan(tm)
         seed: Optional[int] = None
         if self._options["Skill Level"] < 20 and legal:
             seed, drawn = self.skill_seed()
@@ -553,7 +590,7 @@ class Engine:
                      seed: Optional[int]) -> SearchLimits:
         from ..search.alphabeta import SearchLimits
 
-        limits = SearchLimits(depth=params.depth, nodes=params.nodes, mate=params.mate,
+        limits = SearchLimits(depth=mate_depth_cap(params), nodes=params.nodes, mate=params.mate,
                               searchmoves=searchmoves, multipv=self._options["MultiPV"],
                               skill=self._options["Skill Level"],
                               seed=seed if seed is not None else self._options["Seed"],
@@ -658,7 +695,7 @@ class Engine:
             raise RuntimeError(f"warm-up failed: {self._warm_error!r}")
         with self._lock:
             self._apply_pending_locked()
-            egdb_messages, self._egdb_messages = self._egdb_messages, []
+            load_messages, self._load_messages = self._load_messages, []
             flag = self._stop_flag
             limits = self._make_limits(params, searchmoves, seed)
             with job.deadline_cv:
@@ -668,7 +705,7 @@ class Engine:
                 limits.infinite = bool(job.infinite or tm.pondering)
                 job.limits = limits
         if on_message is not None:
-            for text in egdb_messages:
+            for text in load_messages:
                 on_message(text)
         if not legal:
             from ..search.alphabeta import SearchResult
@@ -690,6 +727,19 @@ class Engine:
             return name in inspect.signature(self._searcher.search).parameters
         except (TypeError, ValueError):
             return False
+
+
+def mate_depth_cap(params: GoParams) -> Optional[int]:
+    """The depth limit of a go: ``depth``, or for a ``go mate N`` with no other limit (no depth, nodes,
+    time or clock, not infinite or ponder) 2N+1 plies, the depth at which the search proves a win in
+    N moves (N winning moves and N-1 replies, plus the two plies of margin its proof needs)."""
+    if params.depth is not None or params.mate is None:
+        return params.depth
+    others = (params.nodes, params.movetime, params.wtime, params.btime, params.winc, params.binc,
+              params.movestogo)
+    if params.infinite or params.ponder or any(v is not None for v in others):
+        return None
+    return min(2 * params.mate + 1, MAX_DEPTH)
 
 
 def _fallback_choice(moves: list, position: Optional[Position]) -> Any:

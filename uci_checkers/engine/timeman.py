@@ -87,6 +87,9 @@ class TimeManager:
       ``Move Overhead``: the hard limit never passes the clock minus the overhead.  After each
       iteration the soft target grows while the best move keeps changing and when the score
       falls (:meth:`iteration_done`).  One legal move: play at once.
+    * some clock field given (``wtime``, ``btime``, ``winc``, ``binc``, ``movestogo``) but not the
+      side to move's clock: that clock counts as 0, so the move comes at once, as UCI engines do
+      (``missing_clock`` is set: the engine warns).
     * no time given (depth, nodes, mate, infinite): no limit.
 
     ``lag_ms`` is how late the engine recently answered after a hard limit (see
@@ -112,16 +115,27 @@ class TimeManager:
         self._instability = 0.0
         self._last_score: Optional[int] = None
         self._iteration_ends: list[float] = []
+        self.missing_clock = False      # a clock was given, but not the side to move's: counted as 0
+        self._inputs = "no time limit"  # what the limits were computed from (see plan)
         if params.infinite:
+            self._inputs = "infinite: no time limit"
             return
+        side = "black" if turn == 0 else "white"
+        clock_name, inc_name = ("btime", "binc") if turn == 0 else ("wtime", "winc")
         own_time = params.btime if turn == 0 else params.wtime
         own_inc = (params.binc if turn == 0 else params.winc) or 0
+        clock_given = any(v is not None for v in (params.wtime, params.btime, params.winc, params.binc,
+                                                  params.movestogo))
         if params.movetime is not None:
             self.fixed_time = True
             budget = float(max(0, params.movetime - self.overhead_ms))
             # a loaded machine answers late: keep the observed lag back too (at most half the move)
             self.optimum_ms = self.maximum_ms = budget - min(self.lag_ms, 0.5 * budget)
-        elif own_time is not None:
+            self._inputs = f"movetime {params.movetime} ms, Move Overhead {self.overhead_ms} ms"
+        elif own_time is not None or clock_given:
+            if own_time is None:        # the host gave the other side's clock only: UCI engines move at once
+                own_time = 0
+                self.missing_clock = True
             left = max(0.0, float(own_time - self.overhead_ms))
             mtg = max(1, params.movestogo) if params.movestogo else DEFAULT_MOVES_TO_GO
             optimum = (left / mtg + 0.75 * max(0, own_inc)) * phase_factor(pieces)
@@ -129,10 +143,15 @@ class TimeManager:
             maximum = min(cap, optimum * 5.0)
             self.optimum_ms = min(optimum, maximum)
             self.maximum_ms = maximum
+            clock = f"{clock_name} not given: 0 ms" if self.missing_clock else f"{clock_name} {own_time} ms"
+            self._inputs = (f"{side} to move, {clock}, {inc_name} {own_inc} ms, moves to go {mtg}"
+                            f"{'' if params.movestogo else ' (assumed)'}, Move Overhead {self.overhead_ms} ms, "
+                            f"phase factor {phase_factor(pieces)} ({pieces} pieces)")
             if legal_count == 1:
                 self.single_move = True
                 self.optimum_ms = 0.0
                 self.maximum_ms = min(maximum, 100.0)
+                self._inputs += ", one legal move"
 
     @staticmethod
     def _proven_result(depth: int, score: int) -> bool:
@@ -146,6 +165,14 @@ class TimeManager:
     @property
     def limited(self) -> bool:
         return self.maximum_ms is not None
+
+    def plan(self) -> str:
+        """The time plan in words (for ``debug on``): its inputs, then the limits computed from them."""
+        if self.maximum_ms is None:
+            return f"time plan: {self._inputs}"
+        when = " (from ponderhit)" if self.pondering else ""
+        return (f"time plan: {self._inputs}: optimum {self.optimum_ms:.0f} ms maximum {self.maximum_ms:.0f} ms"
+                f"{when} (lag kept back {self.lag_ms:.0f} ms)")
 
     def elapsed_ms(self) -> int:
         return int((time.monotonic() - self.start) * 1000)

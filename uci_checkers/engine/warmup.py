@@ -1,7 +1,8 @@
 """The kernel warm-up, once per process: import the rules core and the search and compile (or load from the
 compile cache) their kernels, in a background thread, with a child process compiling the search kernels beside
-it on a cold cache.  The rules layer is usable first (:func:`rules_ready`), so a front end can answer
-``position`` and play a fallback move while the search still compiles.
+it on a cold cache.  The rules layer never waits for it: until its kernels are loaded (:func:`rules_ready`),
+``Position`` answers other threads with the pure-Python rules (``rules.slowmoves``), so a front end reads
+``position`` and plays a fallback move at once, also on a first start.
 """
 from __future__ import annotations
 
@@ -13,13 +14,16 @@ import threading
 from pathlib import Path
 from typing import Callable, Optional
 
+from ..rules import backend
+
 
 # --------------------------------------------------------------------------------------------------
 # Kernel warm-up (once per process)
 # --------------------------------------------------------------------------------------------------
 _WARM_LOCK = threading.Lock()
+_START_LOCK = threading.Lock()      # guards starting the warm-up thread (once)
 _WARM_DONE = threading.Event()
-_RULES_DONE = threading.Event()     # the Position layer's kernels are usable (set before the search's)
+_RULES_DONE = threading.Event()     # the Position layer's kernels are loaded (set before the search's)
 _COMPILING = threading.Event()      # the kernels were not in the compile cache: compiling (seconds)
 _WARM_ERROR: list[BaseException] = []
 _WARM_THREAD: Optional[threading.Thread] = None
@@ -129,32 +133,30 @@ def _wait_for_child(child: Optional[subprocess.Popen]) -> None:
 def warm_up_kernels() -> None:
     """Import the rules core and the search and compile (or load) their kernels; idempotent, blocking.
 
-    The rules layer (``Position``, ``Game``) comes first and sets :func:`rules_ready`, so that
-    ``position`` commands, legal-move lists and a fallback move are available while the
-    search kernels are still compiling.  On a cold cache a child process compiles the search
-    kernels meanwhile (see :func:`_start_search_compile_child`).
+    The rules kernels come before the search's and set :func:`rules_ready`; before that,
+    ``Position`` in other threads uses the pure-Python rules, so ``position`` commands,
+    legal-move lists and a fallback move never wait for this.  On a cold cache a child
+    process compiles the search kernels meanwhile (see :func:`_start_search_compile_child`).
     """
     with _WARM_LOCK:
         if _WARM_DONE.is_set():
             return
         child = None
         try:
+            # the pure-Python rules first (numpy, no numba: a fraction of a second), so that the
+            # command thread's first position finds them imported instead of importing them itself
+            # while this thread holds the GIL for numba's import
+            from ..rules import position  # noqa: F401
+
             if not _kernels_cached():
                 _enter_stage("compiling")
                 child = _start_search_compile_child()
             # The evaluation first: on a cold start the child compiles the endgame-table probe and
             # then the search, which links the evaluation this process has put in the cache by then.
             from ..search import evaluate  # noqa: F401  (compiles or loads its kernel on import)
-            from ..rules.position import Game, Position
-
-            # perft kernels are left out on purpose: they compile on the first go perft (in the worker)
-            start = Position.start()
-            first = start.legal_moves()[0]
-            Position.from_fen(start.play(first).fen()).is_capture_pending()
-            game = Game(start)
-            game.push_text(str(first))
-            game.status()
-            game.history_keys()
+            # until this returns, Position answers with the pure-Python rules (start_kernel_warmup
+            # deferred to it); perft kernels compile on the first go perft (in the worker)
+            backend.load_kernels()
             _RULES_DONE.set()
             _wait_for_child(child)
             from ..search.alphabeta import Searcher
@@ -168,11 +170,13 @@ def warm_up_kernels() -> None:
 
 
 def start_kernel_warmup() -> None:
-    """Start :func:`warm_up_kernels` in a daemon thread (once)."""
+    """Start :func:`warm_up_kernels` in a daemon thread (once); from now on no rules call waits for
+    the rules kernels (the pure-Python rules answer until the warm-up has loaded them)."""
     global _WARM_THREAD
-    with _WARM_LOCK:
+    with _START_LOCK:      # not _WARM_LOCK: the warm-up holds that one until it ends
         if _WARM_THREAD is not None or _WARM_DONE.is_set():
             return
+        backend.defer_to_background()
         _WARM_THREAD = threading.Thread(target=warm_up_kernels, name="uci_checkers-warmup", daemon=True)
         _WARM_THREAD.start()
 
@@ -183,7 +187,8 @@ def kernels_compiling() -> bool:
 
 
 def rules_ready() -> bool:
-    """The Position layer's kernels are usable (the search's may still be compiling)."""
+    """The Position layer's kernels are loaded (before that it answers with the pure-Python rules;
+    the search's kernels may still be compiling)."""
     return _RULES_DONE.is_set()
 
 

@@ -13,7 +13,12 @@ Commands understood: ``hub`` (-> ``id``, ``param`` lines, ``wait``),
 [moves=] time= [inc=]|infinite``, ``go think|ponder|analyze``, ``ping``,
 ``ponder-hit``, ``stop``, ``new-game``, ``quit``.  Replies: ``info depth=..
 score=<men> nodes=.. time=<s> nps=<Mn/s> pv="..."``, ``done move=.. [ponder=..]``,
-``error message="..."``.  Unknown commands and arguments are ignored, as Hub asks.
+``error message="..."``.  Unknown commands and arguments are ignored, as Hub asks (both sides
+"should ignore commands and arguments that they don't understand"): nothing is written on
+stdout for them, and each distinct one is noted once on stderr (``hub: ignored unknown command
+'foo'``; at most 50 notes per session; pydraughts reads stderr with stdout and only logs such a
+line as unexpected).  A command that is understood but cannot be executed (a bad ``pos``, a bad
+number) is answered with ``error message=...``.
 
 Positions and moves
 -------------------
@@ -69,6 +74,18 @@ _HUB_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]
 
 class HubError(ValueError):
     """A Hub command that cannot be executed as written (answered with ``error message=...``)."""
+
+
+# The arguments and flags each command understands; anything else is ignored and noted on stderr.
+KNOWN_ARGUMENTS: dict[str, frozenset[str]] = {
+    "hub": frozenset(), "init": frozenset(), "ping": frozenset(), "ponder-hit": frozenset(),
+    "stop": frozenset(), "new-game": frozenset(), "quit": frozenset(),
+    "set-param": frozenset({"name", "value"}),
+    "pos": frozenset({"pos", "moves", "start"}),
+    "level": frozenset({"depth", "nodes", "moves", "move-time", "time", "inc", "infinite"}),
+    "go": frozenset({"think", "ponder", "analyze", "analyse"}),
+}
+MAX_NOTES = 50                  # distinct unknown commands/arguments noted on stderr, then silence
 
 
 # --------------------------------------------------------------------------------------------------
@@ -248,13 +265,16 @@ class HubSession:
     ``write`` calls are serialised by a lock (the search worker writes ``info`` and ``done``).
     """
 
-    def __init__(self, write: Callable[[str], None], engine: Any = None, orientation: str = "auto") -> None:
+    def __init__(self, write: Callable[[str], None], engine: Any = None, orientation: str = "auto",
+                 log: Optional[Callable[[str], None]] = None) -> None:
         if engine is None:
             from ..engine.facade import Engine
 
             engine = Engine()
         self.engine = engine
         self._raw_write = write
+        self._log = log if log is not None else _stderr_note
+        self._noted: set[str] = set()
         self._write_lock = threading.Lock()
         self.orientation = orientation
         self.detected: Optional[str] = None    # orientation seen in an unambiguous pos of this session
@@ -273,6 +293,16 @@ class HubSession:
 
     def error(self, message: str) -> None:
         self.write(hub_line("error", ("message", message[:300])))
+
+    def note_ignored(self, what: str) -> None:
+        """Note on stderr, once per distinct ``what``, input that Hub says to ignore (never stdout)."""
+        if what in self._noted or len(self._noted) > MAX_NOTES:
+            return
+        self._noted.add(what)
+        if len(self._noted) > MAX_NOTES:
+            self._log("hub: further unknown commands and arguments are ignored without a note")
+        else:
+            self._log(f"hub: ignored {what} (Hub ignores what it does not understand)")
 
     # --- params --------------------------------------------------------------------------------
     def _build_params(self) -> dict[str, Any]:
@@ -306,9 +336,14 @@ class HubSession:
         command, args, flags = parse_hub_line(line)
         if not command:
             return True
-        handler = getattr(self, "_cmd_" + command.replace("-", "_"), None)
+        known = KNOWN_ARGUMENTS.get(command)
+        handler = getattr(self, "_cmd_" + command.replace("-", "_"), None) if known is not None else None
         if handler is None:
-            return True        # Hub: ignore what is not understood
+            self.note_ignored(f"unknown command {command[:60]!r}")   # Hub: ignore what is not understood
+            return True
+        for name in list(args) + flags:
+            if name not in known:
+                self.note_ignored(f"unknown argument {name[:60]!r} of {command}")
         try:
             return handler(args, flags) is not False
         except (HubError, NotationError, ValueError) as exc:
@@ -593,6 +628,14 @@ usage: uci-checkers hub [--orientation auto|normal|pydraughts]
 Speaks the Hub protocol (version 2, Scan's) on stdin/stdout, for Hub GUIs and pydraughts.
   --orientation  how position strings are read: normal (square 1 first), pydraughts
                  (pydraughts' English board), or auto (the default: whichever reading is legal)"""
+
+
+def _stderr_note(line: str) -> None:
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (ValueError, OSError):
+        pass
 
 
 def _stdout_write(line: str) -> None:

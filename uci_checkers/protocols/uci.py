@@ -117,28 +117,102 @@ def _option_line(spec: Any) -> str:
     return " ".join(parts)
 
 
-class Protocol:
-    """One engine session: feed it lines with :meth:`handle`, it writes reply lines through ``write``.
+def parse_position(tokens: list[str], apply: Callable[[Any, list[str]], None]) -> None:
+    """``position startpos|fen <FEN> [moves <m>...]``: hands the start position and the move texts to ``apply``.
+
+    A malformed command raises :class:`ProtocolError`; a bad FEN, or a bad move that ``apply``
+    finds (a ``NotationError``), becomes ``position: <what is wrong> (position unchanged)``.
+    """
+    from ..rules.notation import NotationError
+    from ..rules.position import Position
+
+    if len(tokens) < 2:
+        raise ProtocolError("position needs startpos or fen <FEN>")
+    lowered = [t.lower() for t in tokens]
+    moves_at = lowered.index("moves") if "moves" in lowered else len(tokens)
+    kind = lowered[1]
+    try:
+        if kind == "startpos":
+            if moves_at != 2:
+                raise ProtocolError(f"position startpos: unexpected {_clip(' '.join(tokens[2:moves_at]), 60)!r}"
+                                    " (expected moves or the end of the line)")
+            start = Position.start()
+        elif kind == "fen":
+            fen = " ".join(tokens[2:moves_at])
+            if not fen:
+                raise ProtocolError("position fen needs a FEN, like B:W21-32:B1-12")
+            start = Position.from_fen(fen)
+        else:
+            raise ProtocolError(f"position needs startpos or fen, not {_clip(tokens[1], 60)!r}")
+        apply(start, tokens[moves_at + 1:])
+    except NotationError as exc:
+        raise ProtocolError(f"position: {exc} (position unchanged)") from None
+
+
+def parse_go(tokens: list[str]) -> tuple[GoParams, Optional[int]]:
+    """The parameters of a ``go`` line, or ``(params, n)`` for ``go perft n``; ProtocolError when malformed."""
+    params = GoParams()
+    lowered = [t.lower() for t in tokens]
+    if "perft" in lowered:
+        if len(tokens) == 2 and lowered[1] == "perft":
+            raise ProtocolError("go: perft needs a number")
+        if len(tokens) != 3 or lowered[1] != "perft":
+            raise ProtocolError("go perft takes only a depth: go perft <n>")
+        depth = _parse_ascii_int(tokens[2], "go perft: depth")
+        if not 0 <= depth <= 40:
+            raise ProtocolError(f"go perft: depth must be 0..40, not {_clip(tokens[2], 40)}")
+        return params, depth
+    i = 1
+    while i < len(tokens):
+        key = lowered[i]
+        if key not in _GO_KEYS:
+            raise ProtocolError(f"go: unknown parameter {_clip(tokens[i], 60)!r}")
+        if key in ("ponder", "infinite"):
+            setattr(params, key, True)
+            i += 1
+            continue
+        if key == "searchmoves":
+            j = i + 1
+            while j < len(tokens) and lowered[j] not in _GO_KEYS:
+                j += 1
+            if j == i + 1:
+                raise ProtocolError("go: searchmoves needs at least one move")
+            params.searchmoves = tokens[i + 1:j]
+            i = j
+            continue
+        if i + 1 >= len(tokens):
+            raise ProtocolError(f"go: {key} needs a number")
+        value = _parse_ascii_int(tokens[i + 1], f"go: {key}")
+        low = GO_NUMBER_BOUNDS[key][0]
+        if key in ("wtime", "btime"):
+            pass                         # a flagged clock may show negative time: counts as 0
+        elif value < low:
+            raise ProtocolError(f"go: {key} must be >= {low}, not {value}")
+        setattr(params, key, clamp_go_number(key, value))   # huge values: the documented maximum
+        i += 2
+    return params, None
+
+
+class LineProtocol:
+    """What every protocol.md front end shares: one locked, flushed writer, error lines, command dispatch.
 
     ``write`` receives one line at a time without its newline; calls are serialised by one
-    lock (the search worker writes too).  The default writer is stdout, flushed per line.
+    lock (worker threads write too).  The default writer is stdout, flushed per line.
+    A subclass fills ``_commands`` (command word -> method(tokens, line)); ``go`` is called
+    as ``_go(tokens, line, received)`` so that its clock starts when the line arrived.
     """
 
-    def __init__(self, write: Optional[Callable[[str], None]] = None, engine: Optional[Engine] = None) -> None:
-        self.engine = engine if engine is not None else Engine()
+    def __init__(self, write: Optional[Callable[[str], None]] = None) -> None:
         self._raw_write = write if write is not None else _stdout_writer
         self._write_lock = threading.Lock()
         self.debug = False
-        self.position_given = False
         self.abort = threading.Event()       # set when quit arrives: blocking waits give up
         self.finished = False
         self.host_gone = False
-        self._commands: dict[str, Callable[[list[str], str], None]] = {
-            "uci": self._uci, "isready": self._isready, "setoption": self._setoption,
-            "ucinewgame": self._ucinewgame, "position": self._position, "go": self._go,
-            "stop": self._stop, "ponderhit": self._ponderhit, "quit": self._quit, "debug": self._debug,
-            "d": self._d, "eval": self._eval, "bench": self._bench, "help": self._help,
-        }
+        # whether more input lines are queued behind the one being executed (main() wires its queue):
+        # an isready waiting for the kernels then answers at once
+        self.input_waiting: Callable[[], bool] = lambda: False
+        self._commands: dict[str, Callable[[list[str], str], None]] = {}
 
     # --- output --------------------------------------------------------------------------------
     def write(self, line: str) -> None:
@@ -150,6 +224,18 @@ class Protocol:
                 self.host_gone = True        # stdout closed: the loop ends as on quit
                 self.abort.set()
 
+
+    def write_board(self, pos: Any) -> None:
+        """``d``: the diagram, the FEN and the side to move of ``pos`` (each front end adds its own lines)."""
+        for row in pos.diagram().splitlines():
+            self.write(row)
+        self.write(f"Fen: {pos.fen()}")
+        self.write(f"Side to move: {pos.side_name}")
+
+    def _debug(self, tokens: list[str], line: str) -> None:
+        if len(tokens) != 2 or tokens[1].lower() not in ("on", "off"):
+            raise ProtocolError("debug needs on or off")
+        self.debug = tokens[1].lower() == "on"
     def info_string(self, text: str) -> None:
         self.write("info string " + _clip(text, 2000))
 
@@ -187,6 +273,28 @@ class Protocol:
                 traceback.print_exc(file=sys.stderr)
         return not self.finished
 
+    def _go(self, tokens: list[str], line: str, received: float) -> None:
+        raise ProtocolError("go is not available here")
+
+
+class Protocol(LineProtocol):
+    """One engine session: feed it lines with :meth:`handle`, it writes reply lines through ``write``.
+
+    ``write`` receives one line at a time without its newline; calls are serialised by one
+    lock (the search worker writes too).  The default writer is stdout, flushed per line.
+    """
+
+    def __init__(self, write: Optional[Callable[[str], None]] = None, engine: Optional[Engine] = None) -> None:
+        super().__init__(write)
+        self.engine = engine if engine is not None else Engine()
+        self.position_given = False
+        self._commands = {
+            "uci": self._uci, "isready": self._isready, "setoption": self._setoption,
+            "ucinewgame": self._ucinewgame, "position": self._position, "go": self._go,
+            "stop": self._stop, "ponderhit": self._ponderhit, "quit": self._quit, "debug": self._debug,
+            "d": self._d, "eval": self._eval, "bench": self._bench, "help": self._help,
+        }
+
     # --- commands ------------------------------------------------------------------------------
     def _uci(self, tokens: list[str], line: str) -> None:
         eng = self.engine
@@ -202,24 +310,34 @@ class Protocol:
         # after stop: readyok only once the stopped search wrote its bestmove (as in Stockfish)
         if not eng.wait_stopped(abort=self.abort) and self.abort.is_set():
             return
+        if eng.searching:                    # answered at once (a search still waiting for the
+            self.write("readyok")            # kernels plays a fallback move at its deadline)
+            return
         if not eng.ready:
             eng.start_warmup()
             deadline = time.monotonic() + 1.0     # the warm-up thread decides within moments
             while (not kernels_compiling() and not eng.ready and not self.abort.is_set()
-                   and time.monotonic() < deadline):
+                   and not self.input_waiting() and time.monotonic() < deadline):
                 time.sleep(0.01)
             if kernels_compiling():
                 self.info_string("compiling the search kernels (the first start after an install or an "
                                  "upgrade takes several seconds; later starts load them from the cache)")
-        # during a search the kernels are ready (or the search is waiting for them too)
-        if not eng.ready or not eng.searching:
-            if not eng.ensure_ready(timeout=READY_TIMEOUT_S, abort=self.abort):
-                if self.abort.is_set():
-                    return                   # quit arrived while waiting
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while not eng.ensure_ready(timeout=0.02, abort=self.abort):
+            if self.abort.is_set():
+                return                       # quit arrived while waiting
+            if self.input_waiting():
+                # the host sent more without waiting for readyok: answer now, so that what it sent
+                # (a go: its clock runs) is not held up by the compilation
+                self.info_string("the search kernels are not ready yet: readyok now, as more commands "
+                                 "arrived (a timed go before they are ready plays a fallback move on time)")
+                break
+            if time.monotonic() >= deadline:
                 # answered all the same: a go now plays a fallback move at its deadline
                 self.error(f"the kernels are still not ready after {READY_TIMEOUT_S:.0f} s")
-            if eng.warmup_error is not None:
-                self.error(f"internal: warm-up failed: {type(eng.warmup_error).__name__}: {eng.warmup_error}")
+                break
+        if eng.ready and eng.warmup_error is not None:
+            self.error(f"internal: warm-up failed: {type(eng.warmup_error).__name__}: {eng.warmup_error}")
         self.write("readyok")
 
     def _setoption(self, tokens: list[str], line: str) -> None:
@@ -244,79 +362,14 @@ class Protocol:
         self.position_given = False
 
     def _position(self, tokens: list[str], line: str) -> None:
-        from ..rules.notation import NotationError
-        from ..rules.position import Position
-
-        if len(tokens) < 2:
-            raise ProtocolError("position needs startpos or fen <FEN>")
-        lowered = [t.lower() for t in tokens]
-        moves_at = lowered.index("moves") if "moves" in lowered else len(tokens)
-        kind = lowered[1]
-        try:
-            if kind == "startpos":
-                if moves_at != 2:
-                    raise ProtocolError(f"position startpos: unexpected {_clip(' '.join(tokens[2:moves_at]), 60)!r}"
-                                        " (expected moves or the end of the line)")
-                start = Position.start()
-            elif kind == "fen":
-                fen = " ".join(tokens[2:moves_at])
-                if not fen:
-                    raise ProtocolError("position fen needs a FEN, like B:W21-32:B1-12")
-                start = Position.from_fen(fen)
-            else:
-                raise ProtocolError(f"position needs startpos or fen, not {_clip(tokens[1], 60)!r}")
-            self.engine.set_position(start, tokens[moves_at + 1:])
-        except NotationError as exc:
-            raise ProtocolError(f"position: {exc} (position unchanged)") from None
+        parse_position(tokens, self.engine.set_position)
         self.position_given = True
-
-    def _parse_go(self, tokens: list[str]) -> tuple[GoParams, Optional[int]]:
-        params = GoParams()
-        lowered = [t.lower() for t in tokens]
-        if "perft" in lowered:
-            if len(tokens) == 2 and lowered[1] == "perft":
-                raise ProtocolError("go: perft needs a number")
-            if len(tokens) != 3 or lowered[1] != "perft":
-                raise ProtocolError("go perft takes only a depth: go perft <n>")
-            depth = _parse_ascii_int(tokens[2], "go perft: depth")
-            if not 0 <= depth <= 40:
-                raise ProtocolError(f"go perft: depth must be 0..40, not {_clip(tokens[2], 40)}")
-            return params, depth
-        i = 1
-        while i < len(tokens):
-            key = lowered[i]
-            if key not in _GO_KEYS:
-                raise ProtocolError(f"go: unknown parameter {_clip(tokens[i], 60)!r}")
-            if key in ("ponder", "infinite"):
-                setattr(params, key, True)
-                i += 1
-                continue
-            if key == "searchmoves":
-                j = i + 1
-                while j < len(tokens) and lowered[j] not in _GO_KEYS:
-                    j += 1
-                if j == i + 1:
-                    raise ProtocolError("go: searchmoves needs at least one move")
-                params.searchmoves = tokens[i + 1:j]
-                i = j
-                continue
-            if i + 1 >= len(tokens):
-                raise ProtocolError(f"go: {key} needs a number")
-            value = _parse_ascii_int(tokens[i + 1], f"go: {key}")
-            low = GO_NUMBER_BOUNDS[key][0]
-            if key in ("wtime", "btime"):
-                pass                         # a flagged clock may show negative time: counts as 0
-            elif value < low:
-                raise ProtocolError(f"go: {key} must be >= {low}, not {value}")
-            setattr(params, key, clamp_go_number(key, value))   # huge values: the documented maximum
-            i += 2
-        return params, None
 
     def _go(self, tokens: list[str], line: str, received: float) -> None:
         from ..rules.notation import NotationError
 
         eng = self.engine
-        params, perft = self._parse_go(tokens)
+        params, perft = parse_go(tokens)
         # after stop, the stopped search reports its bestmove first (as in Stockfish)
         if not eng.wait_stopped(abort=self.abort):
             if self.abort.is_set():
@@ -355,17 +408,16 @@ class Protocol:
         def on_currmove(move: Any, number: int) -> None:
             self.write(f"info currmove {move} currmovenumber {number}")
 
+        def on_plan(tm: Any) -> None:       # before the search starts: ahead of its bestmove
+            self.info_string(tm.plan())
+
         try:
-            eng.go(params, on_info, on_done, on_currmove=on_currmove, on_message=self.info_string)
+            eng.go(params, on_info, on_done, on_currmove=on_currmove, on_message=self.info_string,
+                   on_plan=on_plan if self.debug else None)
         except NotationError as exc:
             raise ProtocolError(f"go searchmoves: {exc}") from None
         except EngineBusyError as exc:
             raise ProtocolError(f"go: {exc}") from None
-        if self.debug:
-            job_tm = getattr(getattr(eng, "_job", None), "tm", None)
-            if job_tm is not None and job_tm.limited:
-                self.info_string(f"time optimum {job_tm.optimum_ms:.0f} ms maximum {job_tm.maximum_ms:.0f} ms "
-                                 f"(lag kept back {job_tm.lag_ms:.0f} ms)")
 
     def _perft(self, depth: int) -> None:
         started = time.monotonic()
@@ -402,18 +454,10 @@ class Protocol:
         self.engine.quit(timeout=1.0)
         self.finished = True
 
-    def _debug(self, tokens: list[str], line: str) -> None:
-        if len(tokens) != 2 or tokens[1].lower() not in ("on", "off"):
-            raise ProtocolError("debug needs on or off")
-        self.debug = tokens[1].lower() == "on"
-
     def _d(self, tokens: list[str], line: str) -> None:
         game = self.engine.game
         pos = game.position
-        for row in pos.diagram().splitlines():
-            self.write(row)
-        self.write(f"Fen: {pos.fen()}")
-        self.write(f"Side to move: {pos.side_name}")
+        self.write_board(pos)
         self.write(f"Key: {pos.zobrist() & 0xFFFFFFFFFFFFFFFF:016x}")
         self.write("Legal moves: " + (" ".join(str(m) for m in pos.legal_moves()) or "(none)"))
         status = game.status()
@@ -610,29 +654,15 @@ def main(argv: Optional[list[str]] = None) -> int:
         code = _hand_over_to_hub(first.encode("utf-8"))
         _exit(code)
 
-    lines: "queue.Queue[tuple[Optional[str], int, float]]" = queue.Queue()
+    lines: "CommandQueue" = queue.Queue()
+    proto.input_waiting = lambda: not lines.empty()
     done = threading.Event()
     lines.put((first, too_long, time.monotonic()))
-
-    def reader() -> None:
-        while True:
-            try:
-                text, size = read_line(stdin)
-            except (OSError, ValueError):
-                text, size = None, 0
-            lines.put((text, size, time.monotonic()))
-            if text is None:
-                return
-            if text.split()[:1] and text.split()[0].lower() == "quit":
-                proto.abort.set()            # stop waiting for readiness; quit is next in the queue
-                if not done.wait(2.0):       # the main thread is stuck (e.g. compiling): leave anyway
-                    _exit(0)
-                return
-
     if first is not None:
-        threading.Thread(target=reader, name="uci_checkers-stdin", daemon=True).start()
+        threading.Thread(target=read_commands, args=(stdin, lines, proto.abort, done, _exit),
+                         name="uci_checkers-stdin", daemon=True).start()
     try:
-        _loop(proto, lines)
+        run_commands(proto, lines)
     except KeyboardInterrupt:  # Ctrl-C at a terminal: leave quietly
         proto.engine.stop()
     done.set()
@@ -640,7 +670,32 @@ def main(argv: Optional[list[str]] = None) -> int:
     return 0  # pragma: no cover
 
 
-def _loop(proto: Protocol, lines: "queue.Queue[tuple[Optional[str], int, float]]") -> None:
+CommandQueue = queue.Queue   # of (text or None at the end of input, size of a dropped overlong line, arrival time)
+
+
+def read_commands(stdin: Any, lines: "CommandQueue", abort: threading.Event, done: threading.Event,
+                  exit_now: Callable[[int], None]) -> None:
+    """The input thread of a protocol loop: every line of ``stdin`` into ``lines``, stamped on arrival.
+
+    On ``quit`` it sets ``abort`` (blocking waits give up; quit is next in the queue) and, if the
+    main thread has not set ``done`` within 2 s (it is stuck, e.g. compiling), calls ``exit_now(0)``.
+    """
+    while True:
+        try:
+            text, size = read_line(stdin)
+        except (OSError, ValueError):
+            text, size = None, 0
+        lines.put((text, size, time.monotonic()))
+        if text is None:
+            return
+        if text.split()[:1] and text.split()[0].lower() == "quit":
+            abort.set()
+            if not done.wait(2.0):
+                exit_now(0)
+            return
+
+
+def run_commands(proto: LineProtocol, lines: "CommandQueue") -> None:
     """Execute queued input lines in order until quit, end of input or a closed stdout."""
     while True:
         text, size, received = lines.get()

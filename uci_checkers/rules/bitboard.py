@@ -56,6 +56,14 @@ WHITE_CROWN = sum(1 << SQUARE_TO_BIT[s - 1] for s in range(1, 5))
 BLACK_START = sum(1 << SQUARE_TO_BIT[s - 1] for s in range(1, 13))
 WHITE_START = sum(1 << SQUARE_TO_BIT[s - 1] for s in range(21, 33))
 
+# The move word (see rules/movegen.py): from bit in bits 0-5, to bit in 6-11, the captured pieces'
+# bitboard from bit 12, the promotion flag in bit 47.  Here, without numba, so that the pure-Python
+# rules (slowmoves) and Move use the layout the kernels use.
+FROM_MASK = 63
+CAPTURE_SHIFT = 12
+CAPTURE_MASK = (1 << 35) - 1
+PROMOTION_FLAG = 1 << 47
+
 # Direction d in 0..3 = shift amounts +4, +5, -4, -5.  Black men use 0-1,
 # White men 2-3, kings all four.
 DIRECTION_SHIFTS = (4, 5, -4, -5)

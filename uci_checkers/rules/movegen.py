@@ -40,15 +40,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..util.jit import ctz, kernel, popcount
-from .bitboard import BLACK_CROWN, SQUARES, WHITE_CROWN, ZOBRIST_PIECE, ZOBRIST_SIDE
+from .bitboard import BLACK_CROWN, CAPTURE_MASK, PROMOTION_FLAG, SQUARES, WHITE_CROWN, ZOBRIST_PIECE, ZOBRIST_SIDE
 
 MAX_MOVES = 512          # per generation slot; generous because king capture loops multiply paths
 MAX_PLY = 128            # perft/search stack depth
-
-FROM_MASK = 63
-CAPTURE_SHIFT = 12
-CAPTURE_MASK = (1 << 35) - 1
-PROMOTION_FLAG = 1 << 47
 
 _SQ = SQUARES
 _BCROWN = BLACK_CROWN

@@ -1,7 +1,12 @@
 """The Python-level game: ``Move``, ``Position`` (an immutable value) and ``Game`` (history and result).
 
 Everything here calls the numba kernels of :mod:`uci_checkers.rules.movegen` for the
-rules, so the Python layer and the search can never disagree about legality.
+rules, so the Python layer and the search can never disagree about legality.  The
+kernels are loaded (compiled, on a first start: seconds) at the first rules call; while
+a background thread loads them instead (see :mod:`uci_checkers.rules.backend`), calls
+are answered by the pure-Python rules of :mod:`uci_checkers.rules.slowmoves`, which give
+the same moves, positions and keys: the engine reads ``position`` and plays a move
+while the kernels compile.
 
 >>> pos = Position.start()
 >>> [str(m) for m in pos.legal_moves()]
@@ -17,8 +22,9 @@ from typing import Iterable, Optional
 
 import numpy as np
 
-from . import movegen as mg
-from .bitboard import BIT_TO_SQUARE, BLACK, BLACK_START, SIDE_NAMES, SQUARE_TO_BIT, WHITE, WHITE_START, bits_to_squares
+from . import backend, slowmoves
+from .bitboard import (BIT_TO_SQUARE, BLACK, BLACK_START, CAPTURE_MASK, CAPTURE_SHIFT, PROMOTION_FLAG, SIDE_NAMES,
+                       SQUARE_TO_BIT, WHITE, WHITE_START, bits_to_squares)
 from .notation import AmbiguousMoveError, IllegalMoveError, format_fen, format_path, parse_fen, parse_move_text
 
 DEFAULT_NO_PROGRESS_PLIES = 80
@@ -37,7 +43,7 @@ class Move:
 
     @classmethod
     def from_words(cls, word: int, path: int) -> "Move":
-        captured = (word >> mg.CAPTURE_SHIFT) & mg.CAPTURE_MASK
+        captured = (word >> CAPTURE_SHIFT) & CAPTURE_MASK
         jumps = bin(captured).count("1")
         landings = max(jumps, 1)
         squares = [BIT_TO_SQUARE[word & 63]]
@@ -55,20 +61,17 @@ class Move:
 
     @property
     def captured_squares(self) -> list[int]:
-        return bits_to_squares((self.word >> mg.CAPTURE_SHIFT) & mg.CAPTURE_MASK)
+        return bits_to_squares((self.word >> CAPTURE_SHIFT) & CAPTURE_MASK)
 
     @property
     def promotes(self) -> bool:
-        return bool(self.word & mg.PROMOTION_FLAG)
+        return bool(self.word & PROMOTION_FLAG)
 
     def text(self) -> str:
         return format_path(self.squares, self.is_capture)
 
     def __str__(self) -> str:
         return self.text()
-
-
-_SCRATCH_SIZE = mg.MAX_MOVES
 
 
 @dataclass(frozen=True)
@@ -98,24 +101,36 @@ class Position:
     # --- rules -------------------------------------------------------------
     def legal_moves(self) -> list[Move]:
         """Every legal move (captures only when any exists), sorted by their squares."""
-        moves = np.zeros(_SCRATCH_SIZE, dtype=np.int64)
-        paths = np.zeros(_SCRATCH_SIZE, dtype=np.int64)
+        mg = backend.current()
+        if mg is None:
+            words = slowmoves.gen_moves(self.black, self.white, self.kings, self.turn)
+            return sorted(Move.from_words(word, path) for word, path in words)
+        moves = np.zeros(mg.MAX_MOVES, dtype=np.int64)
+        paths = np.zeros(mg.MAX_MOVES, dtype=np.int64)
         n = mg.gen_moves(self.black, self.white, self.kings, self.turn, moves, paths, 0)
         return sorted(Move.from_words(int(moves[i]), int(paths[i])) for i in range(n))
 
     def play(self, move: Move) -> "Position":
         """The position after ``move`` (which must be legal here: use ``parse_move`` for text)."""
-        b, w, k = mg.make_move(self.black, self.white, self.kings, self.turn, move.word)
+        mg = backend.current()
+        rules = slowmoves if mg is None else mg
+        b, w, k = rules.make_move(self.black, self.white, self.kings, self.turn, move.word)
         return Position(int(b), int(w), int(k), 1 - self.turn)
 
     def has_legal_move(self) -> bool:
-        return mg.count_moves(self.black, self.white, self.kings, self.turn) > 0
+        mg = backend.current()
+        rules = slowmoves if mg is None else mg
+        return rules.count_moves(self.black, self.white, self.kings, self.turn) > 0
 
     def is_capture_pending(self) -> bool:
-        return bool(mg.has_capture(self.black, self.white, self.kings, self.turn))
+        mg = backend.current()
+        rules = slowmoves if mg is None else mg
+        return bool(rules.has_capture(self.black, self.white, self.kings, self.turn))
 
     def zobrist(self) -> int:
-        return int(mg.hash_position(self.black, self.white, self.kings, self.turn))
+        mg = backend.current()
+        rules = slowmoves if mg is None else mg
+        return int(rules.hash_position(self.black, self.white, self.kings, self.turn))
 
     def placement_key(self) -> tuple[int, int, int, int]:
         """What repetition compares: the placement of men and kings and the side to move."""

@@ -65,7 +65,7 @@ from ..egdb.probe import search_score as egdb_score
 from . import nnue
 from .evaluate import evaluate
 from ..rules.position import Game, Move, Position
-from .weights import KIND_NETWORK, EvalWeights, default_weights
+from .weights import KIND_NETWORK, EvalWeights, check_usable, default_weights
 
 MATE = 30000            # score of a side to move that has already lost is -MATE
 MATE_BOUND = MATE - 1000  # |score| above this is a forced win/loss, in plies from MATE
@@ -550,23 +550,29 @@ class Searcher:
 
     def __init__(self, hash_mb: int = 16, weights: Optional[EvalWeights] = None) -> None:
         """``weights``: the evaluation weights (default: the package's; WeightsError if unusable)."""
-        self.weights = weights if weights is not None else default_weights()
-        if self.weights.kind == KIND_NETWORK:
-            self.ev = np.zeros(1, dtype=np.int64)
-            self.nn = nnue.thread_array(self.weights.table)
-        else:
-            self.ev = np.array(self.weights.table, dtype=np.int64)   # a private, writable copy for the kernels
-            self.nn = nnue.no_network()
+        self.threads = 1
+        self._helper_ws: list[np.ndarray] = []
+        self.set_weights(weights if weights is not None else default_weights())
         self.hash_mb = hash_mb
         self.tt = ttm.new_table(hash_mb)
         self._tt_unused = True           # not searched with since allocated: prefault() may write to it
         self._tt_mapped = False          # every page touched (prefault): clear() may zero in place
         self.ws = np.zeros(WS_SIZE, dtype=np.int64)
         self.gen = 0
-        self.threads = 1
-        self._helper_ws: list[np.ndarray] = []
-        self._helper_nn: list[np.ndarray] = []
         self.egdb = egdb_empty_table()   # endgame databases (uci_checkers.egdb.probe table)
+
+    def set_weights(self, weights: EvalWeights) -> None:
+        """Evaluate with ``weights`` from the next search on (WeightsError, and no change, if they were made
+        for another evaluation)."""
+        check_usable(weights)
+        self.weights = weights
+        if weights.kind == KIND_NETWORK:
+            self.ev = np.zeros(1, dtype=np.int64)
+            self.nn = nnue.thread_array(weights.table)
+        else:
+            self.ev = np.array(weights.table, dtype=np.int64)   # a private, writable copy for the kernels
+            self.nn = nnue.no_network()
+        self._helper_nn = [self.nn.copy() for _ in range(self.threads - 1)]   # own accumulators each
 
     def set_egdb(self, table: Optional[np.ndarray]) -> None:
         """Probe this endgame database table from now on (None: none)."""

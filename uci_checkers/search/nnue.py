@@ -55,6 +55,7 @@ import numpy as np
 
 from ..util.jit import borrow, ctz, kernel, popcount
 from ..rules.bitboard import SQUARE_TO_BIT
+from .layouts import NETWORK_LAYOUT
 
 N_IN = 128                     # 4 kinds x 32 oriented squares, per perspective
 H = 128                        # accumulator width per perspective
@@ -64,7 +65,7 @@ N_BUCKETS = 4                  # by piece count: 1-6, 7-12, 13-18, 19-24
 QA = 127                       # activation 1.0
 QB = 64                        # weight 1.0 of the small layers
 SCORE_CLAMP = 2500             # centi-men: far below the mate scores of the search
-LAYOUT = f"nnue-2x{N_IN}-{H}x2-crelu-{N_BUCKETS}x{L2}x{L3}x1-qa{QA}-qb{QB}"
+LAYOUT = NETWORK_LAYOUT        # names the sizes above (a test checks that it still does)
 
 O_W1 = 0
 O_B1 = O_W1 + N_IN * H

@@ -13,76 +13,45 @@ DLL's exports, and installs the DLL with its ini file into CheckerBoard's engine
 
 The C sources are in the repository (``bridge/checkerboard/``), so ``build`` runs from a
 checkout (an editable install).
+
+Exit status (the tools' convention, :mod:`uci_checkers.util.commandline`): 0 done; 1 the build
+failed (no compiler, or it refused the sources) or ``exports`` found a required name missing;
+2 a usage or input error (an engines folder that is not one, a ``--dll`` that does not exist or
+is not a Windows DLL with the engine API); errors are one line on stderr.
 """
 from __future__ import annotations
 
-import argparse
-import os
-import shutil
-import struct
-import subprocess
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
+from ..util.commandline import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ToolParser, os_error_text
 from ..util.atomicfile import write_bytes_atomic
+from ..util.cbuild import (COMMON_FLAGS, CBuildError, DllReadError, bridge_root, compile_c, default_compiler,
+                           native_link_flags, pe_header)
 
 LIBRARY_NAME = "uci_checkers_cb"
 SOURCES = ("bridge.c", "board.c", "platform.c")
 HELP_FILE = f"{LIBRARY_NAME}.htm"     # enginecommand "help" names it when it lies beside the DLL
 HEADERS = ("cb_api.h", "board.h", "platform.h")
 API_EXPORTS = ("getmove", "enginecommand", "islegal")
-WINDOWS_CC = "x86_64-w64-mingw32-gcc"
-COMMON_FLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Wno-format-truncation"]
-COMPILE_TIMEOUT_S = 300
 
 
-class BridgeBuildError(Exception):
-    """The bridge could not be built, read or installed (the message says why, in one line)."""
+class BridgeBuildError(CBuildError):
+    """The bridge could not be installed (the message says why, in one line)."""
+
+
+class BridgeInputError(BridgeBuildError):
+    """What the user gave cannot be used: a folder that is not one, a missing or foreign DLL."""
 
 
 def source_dir() -> Path:
     """``bridge/checkerboard`` of the checkout this package is imported from."""
-    here = Path(__file__).resolve().parents[2] / "bridge" / "checkerboard"
-    if not (here / "bridge.c").is_file():
-        raise BridgeBuildError(f"the bridge's C sources are not at {here}: run this from a checkout of the "
-                               "repository (pip install -e .)")
-    return here
+    return bridge_root() / "checkerboard"
 
 
 def library_filename(target: str) -> str:
     return f"{LIBRARY_NAME}.dll" if target == "windows" else f"{LIBRARY_NAME}.so"
-
-
-def default_compiler(target: str) -> str:
-    if target == "windows":
-        if shutil.which(WINDOWS_CC):
-            return WINDOWS_CC
-        if os.name == "nt" and shutil.which("gcc"):
-            return "gcc"        # MSYS2's mingw-w64 gcc on Windows itself
-        return WINDOWS_CC
-    return os.environ.get("CC", "cc")
-
-
-def _compile(command: list[str], output: Path) -> None:
-    """Run a compiler into a temporary name beside output, then move it into place."""
-    tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
-    command = [tmp.as_posix() if part == "@OUT@" else part for part in command]
-    if shutil.which(command[0]) is None:
-        raise BridgeBuildError(f"compiler {command[0]!r} not found"
-                               + (" (Debian/Ubuntu: apt-get install gcc-mingw-w64-x86-64)"
-                                  if command[0] == WINDOWS_CC else ""))
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise BridgeBuildError(f"{command[0]} did not finish within {COMPILE_TIMEOUT_S} s") from None
-    if done.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        first = (done.stderr.strip().splitlines() or ["(no message)"])
-        raise BridgeBuildError(f"{command[0]} failed: " + " | ".join(first[:6]))
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, output)
 
 
 def build(target: str = "windows", out_dir: Optional[Path] = None, cc: Optional[str] = None) -> Path:
@@ -101,10 +70,8 @@ def build(target: str = "windows", out_dir: Optional[Path] = None, cc: Optional[
                    *sources]
     else:
         command = [compiler, *COMMON_FLAGS, "-D_POSIX_C_SOURCE=200809L", "-fPIC", "-fvisibility=hidden", "-shared",
-                   "-o", "@OUT@", *sources, "-pthread"]
-        if sys.platform.startswith("linux"):
-            command.append("-ldl")
-    _compile(command, output)
+                   "-o", "@OUT@", *sources, *native_link_flags()]
+    compile_c(command, output)
     return output
 
 
@@ -114,51 +81,14 @@ def build_wine_probe(out_dir: Path, cc: Optional[str] = None) -> tuple[Path, Pat
     programs = []
     for name in ("wine_probe", "wine_engine"):
         output = Path(out_dir) / f"{name}.exe"
-        _compile([cc or default_compiler("windows"), *COMMON_FLAGS, "-o", "@OUT@", str(src / f"{name}.c")], output)
+        compile_c([cc or default_compiler("windows"), *COMMON_FLAGS, "-o", "@OUT@", str(src / f"{name}.c")], output)
         programs.append(output)
     return programs[0], programs[1]
 
 
 def pe_exports(path: Path) -> list[str]:
     """The exported names of a Windows DLL, read from its PE export directory."""
-    data = Path(path).read_bytes()
-    try:
-        if data[:2] != b"MZ":
-            raise ValueError("no MZ header")
-        pe = struct.unpack_from("<I", data, 0x3C)[0]
-        if data[pe:pe + 4] != b"PE\0\0":
-            raise ValueError("no PE signature")
-        n_sections, = struct.unpack_from("<H", data, pe + 6)
-        optional_size, = struct.unpack_from("<H", data, pe + 20)
-        optional = pe + 24
-        magic, = struct.unpack_from("<H", data, optional)
-        directories = optional + (112 if magic == 0x20B else 96)
-        export_rva, export_size = struct.unpack_from("<II", data, directories)
-        if export_rva == 0:
-            return []
-        sections = []
-        table = optional + optional_size
-        for i in range(n_sections):
-            vsize, vaddr, raw_size, raw_ptr = struct.unpack_from("<IIII", data, table + 40 * i + 8)
-            sections.append((vaddr, max(vsize, raw_size), raw_ptr))
-
-        def offset(rva: int) -> int:
-            for vaddr, size, raw_ptr in sections:
-                if vaddr <= rva < vaddr + size:
-                    return rva - vaddr + raw_ptr
-            raise ValueError(f"RVA {rva:#x} outside every section")
-
-        exp = offset(export_rva)
-        n_names, = struct.unpack_from("<I", data, exp + 24)
-        names_rva, = struct.unpack_from("<I", data, exp + 32)
-        names = []
-        for i in range(n_names):
-            name_rva, = struct.unpack_from("<I", data, offset(names_rva) + 4 * i)
-            start = offset(name_rva)
-            names.append(data[start:data.index(b"\0", start)].decode("ascii"))
-        return names
-    except (ValueError, struct.error, UnicodeDecodeError) as exc:
-        raise BridgeBuildError(f"{path} is not a readable Windows DLL: {exc}") from None
+    return list(pe_header(path).exports)
 
 
 def ini_text(command: str, directory: str = "", options: Optional[dict[str, str]] = None) -> str:
@@ -181,12 +111,16 @@ def install(engines_dir: Path, dll: Optional[Path] = None, command: Optional[str
     """Copy the DLL into CheckerBoard's engines folder and write its ini (and help page) beside it."""
     engines_dir = Path(engines_dir)
     if not engines_dir.is_dir():
-        raise BridgeBuildError(f"{engines_dir} is not a directory (CheckerBoard's engines folder, "
+        raise BridgeInputError(f"{engines_dir} is not a directory (CheckerBoard's engines folder, "
                                "e.g. C:\\Program Files\\CheckerBoard\\engines)")
+    if dll is not None and not Path(dll).is_file():
+        raise BridgeInputError(f"--dll {dll}: no such file (build one with: uci-checkers checkerboard build)")
+    given = dll is not None
     dll = Path(dll) if dll is not None else build("windows")
     missing = [name for name in API_EXPORTS if name not in pe_exports(dll)]
     if missing:
-        raise BridgeBuildError(f"{dll} does not export {', '.join(missing)}")
+        error = BridgeInputError if given else BridgeBuildError
+        raise error(f"{dll} does not export {', '.join(missing)}")
     target = engines_dir / f"{LIBRARY_NAME}.dll"
     write_bytes_atomic(target, dll.read_bytes())
     ini = engines_dir / f"{LIBRARY_NAME}.ini"
@@ -200,8 +134,8 @@ def install(engines_dir: Path, dll: Optional[Path] = None, command: Optional[str
 def main(argv: Optional[Sequence[str]] = None) -> int:
     from ..util.commandline import parse_option_args
 
-    p = argparse.ArgumentParser(prog="uci-checkers checkerboard",
-                                description="Build and install the CheckerBoard bridge DLL (bridge/checkerboard).")
+    p = ToolParser(prog="uci-checkers checkerboard",
+                   description="Build and install the CheckerBoard bridge DLL (bridge/checkerboard).")
     sub = p.add_subparsers(dest="action", required=True)
     b = sub.add_parser("build", help="compile the bridge")
     b.add_argument("--target", choices=("windows", "native"), default="windows",
@@ -233,8 +167,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             missing = [name for name in API_EXPORTS if name not in names]
             if missing:
                 print(f"uci-checkers checkerboard: {args.dll} lacks {', '.join(missing)}", file=sys.stderr)
-                return 1
-    except (BridgeBuildError, ValueError, OSError) as exc:
+                return EXIT_FAILED
+    except (BridgeInputError, DllReadError, ValueError) as exc:
         print(f"uci-checkers checkerboard: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        return EXIT_USAGE
+    except CBuildError as exc:
+        print(f"uci-checkers checkerboard: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except OSError as exc:              # a folder or file that cannot be written: one line, not [Errno n]
+        print(f"uci-checkers checkerboard: {os_error_text(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK

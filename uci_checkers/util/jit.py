@@ -35,7 +35,6 @@ on x86-64) instead of a Python-level loop.
 """
 from __future__ import annotations
 
-import ast
 import hashlib
 import os
 import re
@@ -52,37 +51,16 @@ from numba import types
 from numba.core import caching
 from numba.extending import intrinsic
 
+from .cachedir import user_cache_dir
+from .imports import imports_of, package_modules
+
 __all__ = ["kernel", "popcount", "ctz", "borrow", "CACHE_DIR", "SOURCE_HASH", "types", "has_cached_kernels"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent      # uci_checkers/ (this module is util/jit.py)
 _PACKAGE = "uci_checkers"
 
 
-def _module_name(path: Path, package_dir: Path) -> str:
-    parts = list(path.relative_to(package_dir).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join([_PACKAGE] + parts)
-
-
-def _imports_of(path: Path, name: str, modules: dict[str, Path]) -> set[str]:
-    """The package modules that ``path`` (module ``name``) imports, at any depth of its code (lazy
-    imports inside functions count: they can still link a kernel in)."""
-    is_package = path.name == "__init__.py"
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = name.split(".") if is_package else name.split(".")[:-1]
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            found.add(target)
-            found.update(f"{target}.{alias.name}" for alias in node.names)   # "from . import movegen"
-    return {m for m in found if m in modules}
+_NAMES_JIT = re.compile(r"^[ \t]*from[ \t]+[.\w]*[ \t]+import[^\n]*\bjit\b|^[ \t]*from[ \t]+[.\w]*jit[ \t]+import", re.M)
 
 
 def kernel_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
@@ -92,16 +70,25 @@ def kernel_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
     Only these key the cache, so editing a pure-Python layer (the protocols, the engine
     facade, the arena, the client) does not force every kernel to recompile.
     """
-    modules = {_module_name(p, package_dir): p for p in package_dir.rglob("*.py") if "__pycache__" not in p.parts}
-    deps = {name: _imports_of(path, name, modules) for name, path in modules.items()}
+    modules = package_modules(package_dir)
     me = f"{_PACKAGE}.util.jit"
-    todo = [name for name, d in deps.items() if me in d] + [me]
+    # Runs at every import of this module (every start): parse only what can matter.  Only files with an
+    # import line naming jit are parsed to find its users, and then only what those reach.
+    texts = {name: path.read_text(encoding="utf-8") for name, path in modules.items()}
+    deps: dict[str, set[str]] = {}
+
+    def imports(name: str) -> set[str]:
+        if name not in deps:
+            deps[name] = imports_of(name, modules[name], modules, texts[name])
+        return deps[name]
+
+    todo = [name for name, text in texts.items() if _NAMES_JIT.search(text) and me in imports(name)] + [me]
     seen: set[str] = set()
     while todo:
         name = todo.pop()
         if name not in seen:
             seen.add(name)
-            todo.extend(deps.get(name, ()))
+            todo.extend(imports(name))
     # a package's __init__ runs whenever one of its modules is imported
     for name in list(seen):
         parts = name.split(".")
@@ -143,8 +130,7 @@ def cache_dir_candidates(package_dir: Path = PACKAGE_DIR, source_hash: str = SOU
     if env:
         candidates.append(Path(env) / source_hash)
     candidates.append(package_dir / "__pycache__" / f"numba-{source_hash}")
-    xdg = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    candidates.append(Path(xdg) / "uci_checkers" / f"numba-{source_hash}")
+    candidates.append(user_cache_dir(f"numba-{source_hash}", environ=environ))
     uid = os.getuid() if hasattr(os, "getuid") else 0
     candidates.append(Path(tempfile.gettempdir()) / f"uci_checkers-{uid}" / f"numba-{source_hash}")
     return candidates
