@@ -51,6 +51,16 @@ def test_bad_hash_is_refused(capsys):
     assert exc.value.code == 2
 
 
+def test_network_evaluation_signature(monkeypatch):
+    """The shipped network (selectable, not the default) has its own fingerprint."""
+    from uci_checkers.search import alphabeta
+    from uci_checkers.search import weights as W
+    network = W.load_weights(W.network_path())
+    monkeypatch.setattr(alphabeta, "default_weights", lambda: network)
+    nodes, _ = bench.run_bench(SIGNATURE_DEPTH)
+    assert nodes == 49327
+
+
 def test_interrupt_reports_the_totals_of_the_finished_positions():
     # issue 20 item 8: an interrupted bench listed its finished positions but printed zero totals
     import os

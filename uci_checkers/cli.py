@@ -33,6 +33,7 @@ SUBCOMMANDS = {
     "gui": ("uci_checkers.gui.server", "play or analyse in a browser: gui [--port P] [--no-browser] [--engine cmd=...]"),
     "selfplay": ("uci_checkers.learn.selfplay", "play fast self-play games into shards of labelled positions"),
     "train": ("uci_checkers.learn.train", "fit the evaluation weights to self-play shards"),
+    "train-net": ("uci_checkers.learn.train_net", "fit the network evaluation to self-play shards (needs PyTorch)"),
     "validate": ("uci_checkers.learn.validate", "score the evaluation on held-out games (and a puzzle file, if you have one)"),
 }
 

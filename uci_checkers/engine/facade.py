@@ -334,18 +334,20 @@ class Engine:
     def evaluate_terms(self) -> dict[str, int]:
         """Static evaluation of the current position broken into terms (empty if unavailable)."""
         try:
-            from ..search import evaluate
+            from ..search import evaluate, nnue
         except ImportError:
             return {}
+        from ..search.weights import KIND_NETWORK, default_weights
         searcher = self._searcher
         if searcher is not None:
-            table = searcher.ev
+            weights = searcher.weights
         elif self._weights is not None:
-            table = self._weights.table
+            weights = self._weights
         else:
-            from ..search.weights import default_weights
-
-            table = default_weights().table
+            weights = default_weights()
+        if weights.kind == KIND_NETWORK:
+            return nnue.evaluation_terms(self.game.position, weights.table)
+        table = searcher.ev if searcher is not None else weights.table
         return dict(evaluate.evaluation_terms(self.game.position, table))
 
     def skill_seed(self) -> tuple[int, bool]:

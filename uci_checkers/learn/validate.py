@@ -44,13 +44,17 @@ def games(path: Path, depth: int, sample: int, seed: int = 1, weights: Any = Non
     """Static log-loss on every quiet position, and move agreement on a seeded sample (``weights``: an
     :class:`~uci_checkers.search.weights.EvalWeights`, default the shipped ones)."""
     from ..rules.pdn import normalize_result, read_pdn_file
+    from ..search import nnue
     from ..search.evaluate import evaluation_terms
-    from ..search.weights import default_weights
+    from ..search.weights import KIND_NETWORK, default_weights
     from ..rules.position import Game
     from ..search.alphabeta import SearchLimits, Searcher
     doc = read_pdn_file(str(path))
     weights = weights if weights is not None else default_weights()
-    table = weights.table
+    if weights.kind == KIND_NETWORK:
+        terms, table = nnue.evaluation_terms, nnue.kernel_net(weights.table)
+    else:
+        terms, table = evaluation_terms, weights.table
     scores, targets, probes = [], [], []
     for pg in doc.games:
         result = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}.get(normalize_result(pg.result) or "")
@@ -60,7 +64,7 @@ def games(path: Path, depth: int, sample: int, seed: int = 1, weights: Any = Non
         for move in pg.moves:
             pos = game.position
             if not pos.is_capture_pending():
-                scores.append(evaluation_terms(pos, table)["total_stm"])
+                scores.append(terms(pos, table)["total_stm"])
                 targets.append(result if pos.turn == 0 else 1.0 - result)
                 if len(pos.legal_moves()) > 1:
                     probes.append((pg, len(game.moves)))    # the game is replayed only if sampled
