@@ -10,7 +10,10 @@ engine").
 Levels: Easy, Normal and Hard set the engine's ``Skill Level`` and a node budget
 (``ucinewgame`` before every reply, so the same position, seed and level give the
 same move: undo and replay reproduce the computer's replies).  An engine without a
-``Skill Level`` option gets a move time instead.
+``Skill Level`` option gets a move time instead.  The engine's opening book answers
+in book positions (a ``go nodes`` is a game move, protocol.md section 4a); the level
+sets how far from the book's best move a reply may stray (``BookVariety``, drawn with
+the replay seed).
 """
 from __future__ import annotations
 
@@ -33,12 +36,13 @@ class Level:
     skill: int
     nodes: int
     movetime_ms: int          # for engines without a Skill Level option
+    book_variety: int = 0     # centi-men below the book's best move a book reply may be (engines with a book)
 
 
 LEVELS = {
-    "easy": Level(skill=3, nodes=5_000, movetime_ms=100),
-    "normal": Level(skill=11, nodes=50_000, movetime_ms=500),
-    "hard": Level(skill=20, nodes=1_000_000, movetime_ms=2000),
+    "easy": Level(skill=3, nodes=5_000, movetime_ms=100, book_variety=60),
+    "normal": Level(skill=11, nodes=50_000, movetime_ms=500, book_variety=20),
+    "hard": Level(skill=20, nodes=1_000_000, movetime_ms=2000, book_variety=0),
 }
 REPLY_TIMEOUT = 60.0           # seconds beyond the level's budget before a reply counts as hung
 ANALYSIS_TIMEOUT = 1800.0      # one position is analysed for at most this long
@@ -142,6 +146,8 @@ class EngineHost:
                 options = {"Skill Level": level.skill}
                 if "seed" in engine.options:
                     options["Seed"] = seed
+                if "bookvariety" in engine.options:
+                    options["BookVariety"] = level.book_variety
                 engine.configure(options)
                 limit = Limit(nodes=level.nodes)
                 timeout = REPLY_TIMEOUT
