@@ -159,7 +159,7 @@ def _info(path: Path) -> int:
     if prov:
         print(f"build: {prov.get('roots')} roots, {prov.get('searches')} searches in {prov.get('rounds')} rounds")
     for engine in prov.get("engines", []):
-        print(f"engine: search code {engine.get('search_code')}, weights {engine.get('weights')}, "
+        print(f"engine: search signature {engine.get('signature')}, weights {engine.get('weights')}, "
               f"from round {engine.get('from_round')}")
     start = book_line(book, Game())
     reach = [book_line(book, op.game(0)) for op in ballots()]
