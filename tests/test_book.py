@@ -6,7 +6,6 @@ values are a fixed function of the position), never read from the shared data.
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import signal
 import subprocess
@@ -448,16 +447,24 @@ def test_info_and_probe(tiny_book, capsys):
     assert book_command.main(["probe", "B:W32:B1", "--book", str(tiny_book)]) == 0
     assert capsys.readouterr().out.strip().endswith("not in the book")
     assert book_command.main(["probe", "X:nonsense", "--book", str(tiny_book)]) == 2
-    assert book_command.main(["info", str(tiny_book.parent / "none.book")]) == 1
-    err = capsys.readouterr().err
-    assert err.count("\n") == 2 and "is missing" in err
+    assert book_command.main(["info", str(tiny_book.parent / "none.book")]) == 2   # input errors: exit 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all(line.startswith("uci-checkers book ") for line in err), err
+    assert "is missing" in err[1] and "Traceback" not in "".join(err)
 
 
-def test_usage_errors_exit_2_in_one_line(tmp_path):
+def test_usage_errors_exit_2_in_one_line(tmp_path, capsys):
+    bad_state = tmp_path / "bad.state"
+    bad_state.write_bytes(b"not a state")
     for args in (["build", "--positions", "0"], ["build", "--depth", "0", "--out", str(tmp_path / "x.book")],
-                 ["build", "--out", str(tmp_path / "no" / "x.book")]):
+                 ["build", "--out", str(tmp_path / "no" / "x.book")], ["build", "--no-such-flag"],
+                 ["build", "--out", str(tmp_path / "y.book"), "--state", str(bad_state)],
+                 ["probe", "startpos", "--moves", "11-19"], ["info", str(bad_state)]):
         code = book_command.main(args)
-        assert code == 2, args
+        err = capsys.readouterr().err
+        assert code == 2, (args, err)
+        assert len(err.strip().splitlines()) == 1 and err.startswith("uci-checkers book") and "Traceback" not in err, \
+            (args, err)
 
 
 def wait_for(predicate, timeout: float) -> bool:

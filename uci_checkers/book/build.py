@@ -53,7 +53,9 @@ import numpy as np
 from ..rules.position import Game, Position
 from ..search.alphabeta import MATE, MATE_BOUND, Searcher, SearchLimits
 from ..util.atomicfile import write_bytes_atomic
-from .store import BookMove, key_fen, position_key, write_book
+from ..util.commandline import COMPILING_NOTICE, announce_if_slow
+from ..util.progress import Progress as ProgressLine
+from .store import BookMove, position_key, write_book
 
 STATE_FORMAT = 1
 DEFAULT_DEPTH = 15
@@ -521,49 +523,32 @@ def _squares(text: str) -> tuple[int, ...]:
 # The resumable build
 # --------------------------------------------------------------------------------------------------
 class Progress:
-    """A live line on a terminal, rewritten in place; a plain line every ``every`` seconds otherwise."""
+    """The build's progress (:class:`~uci_checkers.util.progress.Progress`): on a terminal one live line with
+    the share of the target reached, elsewhere a plain line every half minute; notes (the roots, a resume, the
+    end) stay in both cases."""
 
-    def __init__(self, stream: TextIO, target: int, quiet: bool = False, every: float = 60.0) -> None:
-        self.stream = stream
+    def __init__(self, stream: Optional[TextIO], target: int, quiet: bool = False) -> None:
         self.target = max(1, target)
-        self.quiet = quiet
-        self.tty = hasattr(stream, "isatty") and stream.isatty()
-        self.every = every
-        self._last = 0.0
+        self.progress = ProgressLine(None if quiet else stream, "book build")
         self.t0 = time.monotonic()
         self.start_positions: Optional[int] = None
 
     def update(self, state: BookState, force: bool = False) -> None:
-        if self.quiet:
-            return
         now = time.monotonic()
-        if self.start_positions is None:
-            self.start_positions = len(state.nodes)
-        if not force and now - self._last < (0.5 if self.tty else self.every):
-            return
-        self._last = now
         n = len(state.nodes)
+        if self.start_positions is None:
+            self.start_positions = n
         frac = min(1.0, n / self.target)
-        done = n - self.start_positions
-        rate = done / max(1e-9, now - self.t0)
-        eta = f"{(self.target - n) / rate / 60:.0f} min left" if rate > 0 and n < self.target else ""
-        text = (f"book: {n:,}/{self.target:,} positions ({100 * frac:.0f}%), {state.searches:,} searches, "
-                f"round {state.rounds:,}, {now - self.t0:.0f} s {eta}")
-        if self.tty:
-            width = 24
-            bar = "#" * int(width * frac) + "." * (width - int(width * frac))
-            self.stream.write(f"\r[{bar}] {text}\033[K")
-        else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
+        rate = (n - self.start_positions) / max(1e-9, now - self.t0)
+        eta = f", {(self.target - n) / rate / 60:.0f} min left" if rate > 0 and n < self.target else ""
+        self.progress.update(f"{n:,}/{self.target:,} positions ({100 * frac:.0f}%), {state.searches:,} searches, "
+                             f"round {state.rounds:,}, {now - self.t0:.0f} s{eta}", frac, force=force)
 
     def line(self, text: str) -> None:
-        if self.quiet:
-            return
-        if self.tty:
-            self.stream.write("\r\033[K")
-        self.stream.write(text + "\n")
-        self.stream.flush()
+        self.progress.note(text)
+
+    def close(self) -> None:
+        self.progress.close()
 
 
 SIGNATURE_DEPTH = 9
@@ -644,7 +629,7 @@ def build(out: Path, state_path: Path, roots: Sequence[tuple[str, Position]], se
         settings = state.settings
     settings.check()
     progress = Progress(stream, target, quiet)
-    identity = engine_identity()
+    identity = engine_identity() if quiet else announce_if_slow(engine_identity, f"book build: {COMPILING_NOTICE}")
     if runner is None and backend == "ray":
         runner = RayRunner(settings, address)
     elif runner is None and jobs > 1:
@@ -655,12 +640,12 @@ def build(out: Path, state_path: Path, roots: Sequence[tuple[str, Position]], se
         if state is None:
             state = BookState(settings, root_list)
             state.engines.append(dict(identity, from_round=0))
-            progress.line(f"book: {len(roots)} roots ({_describe(settings)})")
+            progress.line(f"book build: {len(roots)} roots ({_describe(settings)})")
         else:
-            progress.line(f"book: resuming {state_path}: {len(state.nodes):,} positions, {state.searches:,} "
+            progress.line(f"book build: resuming {state_path}: {len(state.nodes):,} positions, {state.searches:,} "
                           f"searches, {state.rounds:,} rounds ({_describe(settings)})")
             if {k: v for k, v in state.engines[-1].items() if k != "from_round"} != identity:
-                progress.line("book: note: this engine differs from the one that built the state so far "
+                progress.line("book build: note: this engine differs from the one that built the state so far "
                               "(recorded in the book's provenance)")
                 state.engines.append(dict(identity, from_round=state.rounds))
         saved_at = len(state.nodes)
@@ -675,7 +660,7 @@ def build(out: Path, state_path: Path, roots: Sequence[tuple[str, Position]], se
             else:
                 expansions, new, requests = state.plan(settings.batch)
                 if not expansions:
-                    progress.line("book: nothing left to expand")
+                    progress.line("book build: nothing left to expand")
                     break
             results = runner.run(requests)
             with _signals_held():
@@ -687,7 +672,8 @@ def build(out: Path, state_path: Path, roots: Sequence[tuple[str, Position]], se
         with _signals_held():
             save(state, state_path, out)
         progress.update(state, force=True)
-        progress.line(f"book: {len(state.nodes):,} positions, {state.searches:,} searches; wrote {out}")
+        progress.close()
+        progress.line(f"book build: {len(state.nodes):,} positions, {state.searches:,} searches; wrote {out}")
         return state
     except KeyboardInterrupt:
         if state is not None and state.rounds:
@@ -695,6 +681,7 @@ def build(out: Path, state_path: Path, roots: Sequence[tuple[str, Position]], se
                 save(state, state_path, out)   # the finished rounds (the one in progress changed nothing)
         raise
     finally:
+        progress.close()
         runner.close()
 
 

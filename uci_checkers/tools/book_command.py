@@ -4,10 +4,16 @@
 expansion (:mod:`uci_checkers.book.build`), resumable; ``book info [FILE]`` describes a book
 (its provenance and how far it reaches from the ballots); ``book probe FEN`` lists the moves
 a book holds for one position.
+
+Exit status (the tools' convention, :mod:`uci_checkers.util.commandline`): 0 done; 2 a usage or input error
+(a bad flag or value, a book or state file that is missing, corrupt or of another format, a state built with
+other settings, a bad FEN or move, ``--backend ray`` without Ray, an output that cannot be written); 130
+interrupted (the finished rounds are saved).
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import statistics
 import sys
 from dataclasses import fields
@@ -19,6 +25,7 @@ from ..book.build import DEFAULT_DEPTH, BookBuildError, BuildSettings, build
 from ..book.store import Book, BookError, default_path, load_book
 from ..rules.notation import NotationError
 from ..rules.position import Game, Position
+from ..util.commandline import EXIT_OK, EXIT_USAGE, ToolParser, check_output_path, os_error_text
 from ..util.interrupts import EXIT_INTERRUPTED
 
 ROOTS = ("all", "start", "ballots")
@@ -26,7 +33,7 @@ DEFAULT_TARGET = 2000
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="uci-checkers book", description="opening books: build, inspect, probe")
+    p = ToolParser(prog="uci-checkers book", description="opening books: build, inspect, probe")
     sub = p.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="grow a book by drop-out expansion (resumable: run it again to go on)",
                        description="Grow an opening book from the start position and the 156 three-move ballots "
@@ -84,16 +91,16 @@ def main(argv: Optional[list[str]] = None) -> int:
         if args.command == "probe":
             return _probe(args.fen, args.moves, args.book if args.book is not None else default_path())
     except KeyboardInterrupt:
-        print("\nbook: interrupted; the finished rounds are saved (run the same command to resume)",
+        print("\nuci-checkers book: interrupted; the finished rounds are saved (run the same command to resume)",
               file=sys.stderr)
         return EXIT_INTERRUPTED
-    except BookError as exc:
-        print(f"book: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"book: {exc}", file=sys.stderr)
-        return 1
-    return 2
+    except (BookError, BookBuildError) as exc:     # a missing, corrupt or other-format book or state
+        print(f"uci-checkers book {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:                          # a file that cannot be read or written: one line
+        print(f"uci-checkers book {args.command}: {os_error_text(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_USAGE
 
 
 def root_positions(which: str) -> list[tuple[str, Position]]:
@@ -106,6 +113,11 @@ def root_positions(which: str) -> list[tuple[str, Position]]:
     return out
 
 
+def _usage_error(command: str, message: str) -> int:
+    print(f"uci-checkers book {command}: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
 def _build(args: argparse.Namespace) -> int:
     given = {name: getattr(args, flag) for name, flag in _SETTING_FLAGS.items() if getattr(args, flag) is not None}
     if given.keys() & {"nodes", "movetime_ms"} and "depth" not in given:
@@ -115,10 +127,9 @@ def _build(args: argparse.Namespace) -> int:
     state_path = args.state if args.state is not None else args.out.with_name(args.out.name + ".state")
     for value, flag in ((args.positions, "--positions"), (args.jobs, "--jobs"), (args.checkpoint, "--checkpoint")):
         if value < 1:
-            print(f"book build: {flag} must be >= 1, not {value}", file=sys.stderr)
-            return 2
-    from ..util.commandline import check_output_path
-
+            return _usage_error("build", f"{flag} must be >= 1, not {value}")
+    if args.backend == "ray" and importlib.util.find_spec("ray") is None:
+        return _usage_error("build", "--backend ray needs Ray (pip install 'uci_checkers[cluster]')")
     try:
         check_output_path(str(args.out), "--out")
         check_output_path(str(state_path), "--state")
@@ -126,9 +137,8 @@ def _build(args: argparse.Namespace) -> int:
               backend=args.backend, address=args.address, checkpoint=args.checkpoint, quiet=args.quiet,
               explicit=given.keys())
     except (ValueError, BookBuildError) as exc:
-        print(f"book build: {exc}", file=sys.stderr)
-        return 2
-    return 0
+        return _usage_error("build", str(exc))
+    return EXIT_OK
 
 
 def book_line(book: Book, game: Game, limit: int = 200) -> int:
@@ -167,7 +177,7 @@ def _info(path: Path) -> int:
     print(f"best line from the start position: {start} plies")
     print(f"best lines from the {len(reach)} ballots (after their 3 moves): mean {statistics.mean(reach):.1f} plies, "
           f"median {statistics.median(reach):.0f}, max {max(reach)}; {in_book} ballots in the book")
-    return 0
+    return EXIT_OK
 
 
 def _probe(fen: str, moves: str, path: Path) -> int:
@@ -175,18 +185,17 @@ def _probe(fen: str, moves: str, path: Path) -> int:
         start = Position.start() if fen.strip().lower() == "startpos" else Position.from_fen(fen)
         game = Game.from_moves(start, moves.split())
     except NotationError as exc:
-        print(f"book probe: {exc}", file=sys.stderr)
-        return 2
+        return _usage_error("probe", str(exc))
     book = load_book(path)
     pos = game.position
     found = book.probe(pos)
     legal = {m.squares: m for m in pos.legal_moves()}
     if not found:
         print(f"{pos.fen()}: not in the book")
-        return 0
+        return EXIT_OK
     print(f"{pos.fen()}: {len(found)} book move(s), values in centi-men for {pos.side_name}")
     for m in found:
         move = legal.get(m.squares)
         text = move.text() if move is not None else m.text() + " (not legal here: a damaged book?)"
         print(f"  {text:<12} {m.value:+6d}  depth {m.depth}")
-    return 0
+    return EXIT_OK
