@@ -346,8 +346,9 @@ def test_a_book_move_needs_no_kernels(tiny_book):
     (("UCI_AnalyseMode true",), "go movetime 100", False),
     (("MultiPV 2",), "go nodes 500", False),
     (("OwnBook false",), "go movetime 100", False),
+    ((), "go nodes 500", False),                        # fixed effort: a fixed-node match measures the search
+    ((), "go wtime 10000 btime 10000 nodes 500", False),
     ((), "go movetime 100", True),
-    ((), "go nodes 500", True),
     ((), "go wtime 10000 btime 10000", True),
 ])
 def test_the_book_answers_game_moves_only(tiny_book, setup, go, from_book):
@@ -510,3 +511,62 @@ def test_parallel_jobs_build_the_same_book(tmp_path):
     build(tmp_path / "one.book", tmp_path / "one.state", roots(), s, 12, quiet=True)
     build(tmp_path / "two.book", tmp_path / "two.state", roots(), s, 12, jobs=2, quiet=True)
     assert (tmp_path / "one.book").read_bytes() == (tmp_path / "two.book").read_bytes()
+
+
+def test_go_nodes_searches_the_same_with_and_without_the_book(tiny_book):
+    # fixed-node matches between versions (match --nodes N) compare searches: the book must not answer them
+    def searched(*options: str) -> list[str]:
+        s = Session()
+        s.send(f"setoption name BookFile value {tiny_book}")
+        for option in options:
+            s.send(f"setoption name {option}")
+        s.send("position startpos")
+        s.new()
+        s.send("go nodes 3000")
+        best = s.bestmove().split()[1]
+        s.idle()
+        out = s.new()
+        s.send("quit")
+        assert not any(line.startswith("info string book") for line in out), out
+        last = [line for line in out if line.startswith("info depth")][-1]
+        return [best, last.split(" nodes ")[1].split()[0]]
+
+    assert load_book(tiny_book).probe(Position.start())
+    assert searched() == searched("OwnBook value false")
+
+
+def test_the_browser_game_plays_this_engines_book_at_its_levels(tiny_book):
+    from uci_checkers.gui.host import LEVELS, EngineCommand, EngineHost
+
+    entries = load_book(tiny_book).probe(Position.start())
+    host = EngineHost(EngineCommand(None, None, {"BookFile": str(tiny_book)}))
+    try:
+        hard = host.book_move(Game(), LEVELS["hard"], 7)
+        assert hard is not None and hard.squares == entries[0].squares             # variety 0: the best
+        easy = {host.book_move(Game(), LEVELS["easy"], seed).squares for seed in range(1, 40)}
+        assert easy == {m.squares for m in candidates(entries, LEVELS["easy"].book_variety)}
+        assert host.book_move(Game(), LEVELS["easy"], 5) == host.book_move(Game(), LEVELS["easy"], 5)
+        assert host.book_move(Game(Position.from_fen("B:W32:B1")), LEVELS["hard"], 7) is None   # not in the book
+    finally:
+        host.close()
+    for command in (EngineCommand(None, None, {"BookFile": str(tiny_book), "OwnBook": "false"}),
+                    EngineCommand(["some-engine"], None, {})):
+        other = EngineHost(command)
+        try:
+            assert other.book_move(Game(), LEVELS["hard"], 7) is None              # the host plays no book then
+        finally:
+            other.close()
+
+
+def test_analyse_switches_the_engines_book_off_unless_asked(tmp_path):
+    # analyse's default limit is --movetime, a game move on time: the book would answer with nodes 0
+    from uci_checkers.client import Limit
+    from uci_checkers.tools.analyse import AnalysisSettings, _open_engine
+
+    for options, from_book in (({}, False), ({"OwnBook": "true"}, True)):
+        engine = _open_engine(AnalysisSettings(options=options))
+        try:
+            result = engine.play(Game(), Limit(movetime=100))
+        finally:
+            engine.quit(timeout=10)
+        assert (result.info.nodes == 0) == from_book, (options, result.info)

@@ -326,16 +326,17 @@ class Engine:
             return self._book
 
     def book_allowed(self, params: GoParams) -> bool:
-        """Whether a ``go`` may be answered from the book: a game move (a clock, a move time or a node
-        budget) with ``OwnBook`` on, not analysis (``UCI_AnalyseMode``, MultiPV, ``infinite``, ``ponder``,
-        ``searchmoves``) and not a fixed-depth or mate search (bench, tests, search fingerprints)."""
+        """Whether a ``go`` may be answered from the book: a game move on time (a clock or a move time) with
+        ``OwnBook`` on; not analysis (``UCI_AnalyseMode``, MultiPV, ``infinite``, ``ponder``, ``searchmoves``)
+        and not a fixed-effort search (``depth``, ``nodes``, ``mate``: bench, fixed-node matches between
+        versions, search fingerprints), which always searches, with or without a clock beside it."""
         o = self._options
         if not o["OwnBook"] or o["UCI_AnalyseMode"] or o["MultiPV"] != 1:
             return False
-        if params.depth is not None or params.mate is not None or params.infinite or params.ponder \
-                or params.searchmoves:
+        if params.depth is not None or params.nodes is not None or params.mate is not None or params.infinite \
+                or params.ponder or params.searchmoves:
             return False
-        return any(getattr(params, k) is not None for k in ("wtime", "btime", "movetime", "nodes"))
+        return any(getattr(params, k) is not None for k in ("wtime", "btime", "movetime"))
 
     def _book_answer(self, job: _Job, game: Game, params: GoParams, legal: list, on_info: Callable,
                      on_message: Optional[Callable]) -> Any:
@@ -348,26 +349,21 @@ class Engine:
                 on_message(text)
         if book is None or not legal or not self.book_allowed(params):
             return None
-        if game.status().is_over or game.repetition_count() > 1:
-            return None          # a repeated position: the history matters, which the book does not know
         from types import SimpleNamespace
 
-        from ..book.probe import choose
-        from ..book.store import position_key
+        from ..book.probe import book_choice
 
-        pos = game.position
-        by_squares = {m.squares: m for m in legal}
-        entries = [m for m in book.probe(pos) if m.squares in by_squares]
-        if not entries:
-            return None
-        variety = int(self._options["BookVariety"])
-        seed = 0
-        if variety > 0:
-            seed, drawn = self.skill_seed()
+        def seed() -> int:
+            value, drawn = self.skill_seed()
             if drawn and on_message is not None:
-                on_message(f"book seed {seed} (Seed 0: fresh per game; setoption name Seed value {seed} replays it)")
-        choice = choose(entries, variety, seed, position_key(pos))
-        move = by_squares[choice.squares]
+                on_message(f"book seed {value} (Seed 0: fresh per game; setoption name Seed value {value} replays it)")
+            return value
+
+        found = book_choice(book, game, int(self._options["BookVariety"]), seed)
+        if found is None:
+            return None
+        move, choice = found
+        pos = game.position
         child = pos.play(move)
         replies = {m.squares: m for m in child.legal_moves()}
         ponder = next((replies[m.squares] for m in book.probe(child) if m.squares in replies), None)

@@ -10,10 +10,13 @@ engine").
 Levels: Easy, Normal and Hard set the engine's ``Skill Level`` and a node budget
 (``ucinewgame`` before every reply, so the same position, seed and level give the
 same move: undo and replay reproduce the computer's replies).  An engine without a
-``Skill Level`` option gets a move time instead.  The engine's opening book answers
-in book positions (a ``go nodes`` is a game move, protocol.md section 4a); the level
-sets how far from the book's best move a reply may stray (``BookVariety``, drawn with
-the replay seed).
+``Skill Level`` option gets a move time instead.  A ``go nodes`` always searches
+(protocol.md section 4a), so with this package's engine the host plays from the
+engine's opening book itself, as a GUI does with its own book: in a book position the
+reply is the book's move (the package's book, or the ``BookFile`` given with
+``--engine option.BookFile=...``; none with ``option.OwnBook=false``), at most the
+level's ``book_variety`` centi-men below the best, drawn with the replay seed exactly
+as the engine draws with ``BookVariety`` and ``Seed``.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ import shlex
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ..client import Engine, EngineError, EngineTimeoutError, Info, Limit
 from ..rules.position import Game, Move
@@ -36,7 +39,7 @@ class Level:
     skill: int
     nodes: int
     movetime_ms: int          # for engines without a Skill Level option
-    book_variety: int = 0     # centi-men below the book's best move a book reply may be (engines with a book)
+    book_variety: int = 0     # centi-men below the book's best move a book reply may be (this package's engine)
 
 
 LEVELS = {
@@ -92,6 +95,8 @@ class EngineHost:
         self._lock = threading.Lock()               # guards _engine and _jobs (stop() comes from other threads)
         self._jobs: set[_AnalysisJob] = set()
         self.name = command.describe()
+        self._book: Any = None                       # the opening book (this package's engine), read on first use
+        self._book_read = False
 
     # --- process -------------------------------------------------------------------------------
     def _ensure_engine(self) -> Engine:
@@ -139,15 +144,48 @@ class EngineHost:
             snapshot.push(move)
         return self._pool.submit(self._play, snapshot, LEVELS[level], seed)
 
+    def opening_book(self) -> Any:
+        """The book this package's engine would play from (None: another engine, ``OwnBook`` false, or a book
+        that cannot be read: the engine then searches every reply)."""
+        if self._book_read:
+            return self._book
+        self._book_read = True
+        if self.command.argv is not None:
+            return None
+        options = {" ".join(k.split()).lower(): str(v).strip() for k, v in (self.command.options or {}).items()}
+        if options.get("ownbook", "true").lower() == "false":
+            return None
+        from pathlib import Path
+
+        from ..book.store import BookError, default_path, load_book
+
+        source = options.get("bookfile", "")
+        try:
+            self._book = load_book(Path(source) if source else default_path())
+        except (BookError, OSError, MemoryError):
+            self._book = None          # the engine's own first go says what is wrong with it (OwnBook)
+        return self._book
+
+    def book_move(self, game: Game, level: Level, seed: int) -> Optional[Move]:
+        """The reply from the opening book at ``level`` (None: not a book position, or no book)."""
+        book = self.opening_book()
+        if book is None:
+            return None
+        from ..book.probe import book_choice
+
+        found = book_choice(book, game, level.book_variety, lambda: seed)
+        return None if found is None else found[0]
+
     def _play(self, game: Game, level: Level, seed: int) -> Move:
+        move = self.book_move(game, level, seed)
+        if move is not None:
+            return move
         engine = self._ensure_engine()
         try:
             if "skill level" in engine.options:
                 options = {"Skill Level": level.skill}
                 if "seed" in engine.options:
                     options["Seed"] = seed
-                if "bookvariety" in engine.options:
-                    options["BookVariety"] = level.book_variety
                 engine.configure(options)
                 limit = Limit(nodes=level.nodes)
                 timeout = REPLY_TIMEOUT

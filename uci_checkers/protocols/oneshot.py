@@ -14,7 +14,8 @@ engine then knows the history for repetitions); ``--multipv K`` prints K lines
 ``pv<k> ...`` / ``score<k> ...``; ``--json`` prints one JSON object instead;
 ``--verbose`` shows the engine's progress on stderr.  It always searches: the
 opening book is off unless ``--option OwnBook=true`` (then a book position is
-answered from the book, with ``nodes 0``).  The search runs in this
+answered from the book under ``--movetime``, with ``nodes 0``; ``--depth`` and
+``--nodes`` always search, protocol.md section 4a).  The search runs in this
 process through the engine facade (no subprocess); while the kernels compile (a
 first run) a line on stderr says so.  Exit status (the tools' convention,
 :mod:`uci_checkers.util.commandline`): 0; 1 when the search did not hand in a
