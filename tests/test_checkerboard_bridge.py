@@ -254,8 +254,11 @@ def test_enginecommand_replies(bridge_library, tmp_path):
     assert bridge.command("get protocolversion") == (1, "2")
     assert bridge.command("get gametype") == (1, "21")
     assert bridge.command("get hashsize") == (1, "16")
-    assert bridge.command("get book") == (0, "?")                 # no book: CheckerBoard greys it out
-    assert bridge.command("set book 2")[0] == 0
+    assert bridge.command("get book") == (1, "1")                 # the engine's own book, on by default
+    assert bridge.command("set book 0")[0] == 1                    # -> setoption name OwnBook value false
+    assert bridge.command("get book") == (1, "0") and bridge.command("get option OwnBook") == (1, "false")
+    assert bridge.command("set book 4")[0] == 0 and bridge.command("set book x")[0] == 0
+    assert bridge.command("set book 2")[0] == 1 and bridge.command("get book") == (1, "1")
     assert bridge.command("get movelist B:W1:B") == (0, "?")      # English: CheckerBoard's own generator
     assert bridge.command("help") == (0, "")
     (tmp_path / cbtool.HELP_FILE).write_text("<p>help</p>")
@@ -272,6 +275,7 @@ def test_enginecommand_replies(bridge_library, tmp_path):
     assert bridge.getmove(board, color, info=CB_RESET_MOVES)[0] == CB_UNKNOWN
     assert "setoption name Hash value 64" in sent(log, "setoption")
     assert "setoption name NoProgressPlies value 60" in sent(log, "setoption")
+    assert "setoption name OwnBook value true" in sent(log, "setoption")
     # with the engine running: its option list is known and changes go straight to it
     handled, reply = bridge.command("set option Hash 128")
     assert handled == 1 and reply == "Hash = 128"

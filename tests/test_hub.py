@@ -166,6 +166,23 @@ def test_session_think_ping_and_levels(session):
     assert t.wait_for("error ")
 
 
+def test_a_book_move_in_hub_play_is_an_info_line_not_an_error(session):
+    t = session
+    t.lines.clear()
+    t.send(f"pos pos={NORMAL_START}", "level move-time=0.2", "go think")
+    deadline = time.monotonic() + 30
+    while not any(line.startswith("done ") for line in t.lines) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    lines = list(t.lines)
+    done = next(line for line in lines if line.startswith("done "))
+    assert not [line for line in lines if line.startswith("error")], lines
+    assert [line for line in lines if line.startswith("info ")]
+    assert t.session.engine.opening_book() is not None       # the packaged book, which holds the start position
+    book_move = t.session.engine.opening_book().probe(Position.start())[0].text()
+    assert parse_hub_move(Position.start(), parse_hub_line(done)[1]["move"]).text() == book_move
+    t.lines.clear()
+
+
 def test_session_analyze_stop_ponder(session):
     t = session
     t.send(f"pos pos={NORMAL_START}", "go analyze")

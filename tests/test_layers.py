@@ -19,6 +19,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("rules", ("uci_checkers.rules",)),
     ("tables", ("uci_checkers.egdb",)),
     ("search", ("uci_checkers.search",)),
+    ("book", ("uci_checkers.book",)),
     ("engine", ("uci_checkers.engine",)),
     ("protocols", ("uci_checkers.protocols",)),
     ("tools", ("uci_checkers.client", "uci_checkers.arena", "uci_checkers.gui", "uci_checkers.learn",

@@ -90,6 +90,7 @@ def test_a_cold_start_answers_movetime_and_stop_on_time_with_a_fallback_move(tmp
     try:
         send(child, "uci")
         child.expect("uciok\r?\n", timeout=30)
+        send(child, "setoption name OwnBook value false")   # a book move would answer at once (test_book.py)
         t0 = time.monotonic()      # a host that does not wait for readyok
         child.send("isready\nposition startpos moves 11-15\ngo movetime 500\n")
         child.expect(r"bestmove (\S+)", timeout=60)

@@ -85,6 +85,7 @@ class Session:
 @pytest.fixture
 def s():
     session = Session()
+    session.send("setoption name OwnBook value false")   # these tests are about the search (the book: test_book.py)
     session.send("isready")
     session.new()
     yield session
@@ -672,6 +673,7 @@ def test_go_while_the_kernels_compile_is_answered_in_time_with_a_fallback_move()
 
     eng._warm = slow_warm                  # the warm-up thread runs this instead: "compiling" until the gate
     sess = Session(engine=eng)
+    sess.send("setoption name OwnBook value false")   # the start position is in the book (test_book.py)
     sess.send("position startpos")
     t0 = time.monotonic()
     sess.send("go wtime 400 btime 400")    # maximum about 70 ms: due long before the kernels are ready

@@ -28,6 +28,7 @@ SUBCOMMANDS = {
     "egdb": ("uci_checkers.tools.egdb_command", "endgame databases: egdb build --pieces N [--dir D], verify, info, probe"),
     "cbengine": ("uci_checkers.protocols.cbengine",
                  "serve a CheckerBoard engine library (Cake, KingsRow, GuiNN ...) as a protocol.md engine: cbengine LIB"),
+    "book": ("uci_checkers.tools.book_command", "opening books: book build [--positions N], info [FILE], probe FEN"),
     "go": ("uci_checkers.protocols.oneshot", "search one position and print the best move: go --fen FEN --movetime MS"),
     "checkerboard": ("uci_checkers.tools.checkerboard", "build/install the CheckerBoard bridge DLL (bridge/checkerboard)"),
     "gui": ("uci_checkers.gui.server", "play or analyse in a browser: gui [--port P] [--no-browser] [--engine cmd=...]"),
@@ -38,7 +39,7 @@ SUBCOMMANDS = {
 }
 
 # Subcommands that play or search with the package's evaluation: checked before they start.
-NEEDS_WEIGHTS = frozenset({"engine", "hub", "bench", "go", "analyse", "selfplay", "validate"})
+NEEDS_WEIGHTS = frozenset({"engine", "hub", "bench", "go", "analyse", "selfplay", "validate", "book"})
 
 
 def usage() -> str:

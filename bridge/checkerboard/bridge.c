@@ -6,7 +6,8 @@
  * restarted when it died (or when the command changed).  Configuration: an ini file beside the
  * library (same name, .ini: [engine] command=..., directory=...; [options] Name=value) and the
  * enginecommand "set engine <cmd>", "set directory <dir>", "set option <name> <value>",
- * "set hashsize <MB>".  Every wait on the engine has a deadline; playnow sends "stop".
+ * "set hashsize <MB>", "set book 0|1" (the engine's OwnBook option; "get book" reads it).
+ * Every wait on the engine has a deadline; playnow sends "stop".
  *
  * The game so far: CheckerBoard sends "set gamehist <FEN> <moves>" before each getmove
  * (2021 and later); without it the bridge keeps the history itself, recognising the
@@ -942,8 +943,15 @@ CB_EXPORT int CB_CALL enginecommand(char command[CB_COMMAND_SIZE], char reply[CB
             platform_lock_release(platform_lock_config());
             return 1;
         }
-        if (same_word(rest, "book"))
-            return reply_text(reply, 0, "%s", "?");   /* no opening book: CheckerBoard greys the choice out */
+        if (same_word(rest, "book")) {
+            /* the engine's own book (OwnBook, on by default): 1 on, 0 off */
+            platform_lock_acquire(platform_lock_config());
+            load_config();
+            option_setting *o = find_option("OwnBook");
+            int on = !o || !same_word(o->value, "false");
+            platform_lock_release(platform_lock_config());
+            return reply_text(reply, 1, "%s", on ? "1" : "0");
+        }
         if (same_word(rest, "engine") || same_word(rest, "directory")) {
             platform_lock_acquire(platform_lock_config());
             load_config();
@@ -1004,8 +1012,19 @@ CB_EXPORT int CB_CALL enginecommand(char command[CB_COMMAND_SIZE], char reply[CB
             platform_lock_release(platform_lock_config());
             return command_set_option(option, reply);
         }
-        if (starts_with_word(rest, "book", &value))
-            return reply_text(reply, 0, "%s", "uci_checkers has no opening book");
+        if (starts_with_word(rest, "book", &value)) {
+            /* CheckerBoard's book modes: 0 off; 1-3 (all / good / best moves) all mean the engine's book on */
+            char *end;
+            long mode = strtol(value, &end, 10);
+            if (!*value || *end || mode < 0 || mode > 3)
+                return reply_text(reply, 0, "set book needs 0 (off) or 1-3 (on), not '%s'", value);
+            char option[32];
+            snprintf(option, sizeof(option), "OwnBook %s", mode ? "true" : "false");
+            platform_lock_acquire(platform_lock_config());
+            load_config();
+            platform_lock_release(platform_lock_config());
+            return command_set_option(option, reply);
+        }
         return reply_text(reply, 0, "%s", "?");
     }
     return reply_text(reply, 0, "%s", "?");

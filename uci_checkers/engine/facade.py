@@ -90,6 +90,9 @@ class Engine:
         self._weights: Any = None                  # EvalWeights from EvalFile (None: the shipped ones)
         self._job: Optional[_Job] = None
         self._game_seed: Optional[int] = None      # Seed 0: the fresh seed of this game, drawn at its first go
+        self._book: Any = None                     # the opening book read for _book_source (None: none)
+        self._book_source: Optional[str] = None    # the BookFile it was read for; None: not read yet
+        self._book_messages: list[str] = []        # book load reports, given to the next go
         self.lag = LagTracker()
 
     # --- options -------------------------------------------------------------------------------
@@ -130,6 +133,8 @@ class Engine:
                 self._weights = weights
                 self._pending["weights"] = weights
                 self._load_messages.append(f"evaluation: {weights.describe()}")
+            elif spec.name == "BookFile":
+                self._book, self._book_source = None, None     # read again when next needed
             elif spec.name == "NoProgressPlies" and self._game is not None:
                 self._game.no_progress_plies = parsed
         self._apply_pending_if_idle()
@@ -167,6 +172,7 @@ class Engine:
     def _warm(self) -> None:
         try:
             warmup.start_kernel_warmup()
+            self.opening_book()                    # read while the kernels compile (needs no kernels)
             warmup.wait_until_warm()
             import numpy as np
 
@@ -294,6 +300,83 @@ class Engine:
         pos = self.game.position
         code = probe_position(searcher.egdb, pos.black, pos.white, pos.kings, pos.turn)
         return None if code == NOT_FOUND else f"{describe(code)} for {pos.side_name} (database)"
+
+    # --- opening book --------------------------------------------------------------------------
+    def opening_book(self) -> Any:
+        """The opening book ``BookFile`` names (read once; None when ``OwnBook`` is off or it cannot be
+        read: the reason waits in the messages for the next go)."""
+        with self._lock:
+            if not self._options["OwnBook"]:
+                return None
+            source = str(self._options["BookFile"]).strip()
+            if self._book_source == source:
+                return self._book
+            from pathlib import Path
+
+            from ..book.store import BookError, default_path, load_book
+
+            self._book, self._book_source = None, source
+            try:
+                self._book = load_book(Path(source) if source else default_path())
+            except BookError as exc:
+                self._book_messages.append(f"error: book: {exc}; playing without the book")
+            except (OSError, MemoryError, ValueError) as exc:
+                self._book_messages.append(f"error: book: cannot read {source or 'the packaged book'}: {exc}; "
+                                           "playing without the book")
+            return self._book
+
+    def book_allowed(self, params: GoParams) -> bool:
+        """Whether a ``go`` may be answered from the book: a game move on time (a clock or a move time) with
+        ``OwnBook`` on; not analysis (``UCI_AnalyseMode``, MultiPV, ``infinite``, ``ponder``, ``searchmoves``)
+        and not a fixed-effort search (``depth``, ``nodes``, ``mate``: bench, fixed-node matches between
+        versions, search fingerprints), which always searches, with or without a clock beside it."""
+        o = self._options
+        if not o["OwnBook"] or o["UCI_AnalyseMode"] or o["MultiPV"] != 1:
+            return False
+        if params.depth is not None or params.nodes is not None or params.mate is not None or params.infinite \
+                or params.ponder or params.searchmoves:
+            return False
+        return any(getattr(params, k) is not None for k in ("wtime", "btime", "movetime"))
+
+    def _book_answer(self, job: _Job, game: Game, params: GoParams, legal: list, on_info: Callable,
+                     on_message: Optional[Callable]) -> Any:
+        """A result for a book move of ``game``'s position (reported as protocol.md says), or None."""
+        book = self.opening_book() if self._options["OwnBook"] else None
+        with self._lock:
+            messages, self._book_messages = self._book_messages, []
+        if on_message is not None:
+            for text in messages:
+                on_message(text)
+        if book is None or not legal or not self.book_allowed(params):
+            return None
+        from types import SimpleNamespace
+
+        from ..book.probe import book_choice
+
+        def seed() -> int:
+            value, drawn = self.skill_seed()
+            if drawn and on_message is not None:
+                on_message(f"book seed {value} (Seed 0: fresh per game; setoption name Seed value {value} replays it)")
+            return value
+
+        found = book_choice(book, game, int(self._options["BookVariety"]), seed)
+        if found is None:
+            return None
+        move, choice = found
+        pos = game.position
+        child = pos.play(move)
+        replies = {m.squares: m for m in child.legal_moves()}
+        ponder = next((replies[m.squares] for m in book.probe(child) if m.squares in replies), None)
+        pv = [move] + ([ponder] if ponder is not None else [])
+        elapsed = int((time.monotonic() - job.tm.start) * 1000) if job.tm is not None else 0
+        info = SimpleNamespace(depth=choice.depth, seldepth=choice.depth, multipv=1, score=choice.value,
+                               mate=_mate_in_moves(choice.value), bound=None, nodes=0, time_ms=elapsed, nps=0,
+                               hashfull=0, pv=pv, tbhits=0)
+        if on_message is not None:
+            on_message(f"book {move} {choice.value}")
+        on_info(info)
+        return SimpleNamespace(best=move, ponder=ponder, score=choice.value, depth=choice.depth, nodes=0,
+                               infos=[info], pv=pv, seldepth=choice.depth, time_ms=elapsed)
 
     # --- game ----------------------------------------------------------------------------------
     @property
@@ -641,15 +724,18 @@ class Engine:
                 deadline_thread = threading.Thread(target=self._deadline_loop, args=(job,),
                                                    name="uci_checkers-deadline", daemon=True)
                 deadline_thread.start()
-            # wait for the kernels; the clock is already running (it started when go arrived)
-            if not self._wait_for_kernels(job):
-                if on_message is not None:
-                    on_message("the search kernels are still compiling (first start): "
-                               "playing a quick fallback move")
-                result = _fallback_result(candidates or legal, game.position)
-            else:
-                result = self._search(job, game, params, searchmoves, legal, on_info, on_currmove, on_message,
-                                      seed)
+            # a book move needs no kernels: it answers at once
+            result = self._book_answer(job, game, params, legal, on_info, on_message)
+            if result is None:
+                # wait for the kernels; the clock is already running (it started when go arrived)
+                if not self._wait_for_kernels(job):
+                    if on_message is not None:
+                        on_message("the search kernels are still compiling (first start): "
+                                   "playing a quick fallback move")
+                    result = _fallback_result(candidates or legal, game.position)
+                else:
+                    result = self._search(job, game, params, searchmoves, legal, on_info, on_currmove,
+                                          on_message, seed)
         except BaseException as exc:  # never leave the host without a bestmove
             if on_message is not None:
                 detail = "".join(traceback.format_exception_only(type(exc), exc)).strip().replace("\n", " ")
@@ -740,6 +826,19 @@ def mate_depth_cap(params: GoParams) -> Optional[int]:
     if params.infinite or params.ponder or any(v is not None for v in others):
         return None
     return min(2 * params.mate + 1, MAX_DEPTH)
+
+
+_MATE = 30000          # search.alphabeta.MATE and MATE_BOUND (not imported: it loads numba)
+_MATE_BOUND = _MATE - 1000
+
+
+def _mate_in_moves(score: int) -> Optional[int]:
+    """UCI ``mate n`` of a book value (as the search reports it), None for an ordinary value."""
+    if score > _MATE_BOUND:
+        return (_MATE - score + 1) // 2
+    if score < -_MATE_BOUND:
+        return -((_MATE + score) // 2)
+    return None
 
 
 def _fallback_choice(moves: list, position: Optional[Position]) -> Any:

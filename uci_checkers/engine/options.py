@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 from .timeman import DEFAULT_MOVE_OVERHEAD_MS
 
+BOOK_MAX_VARIETY = 1000
 EGDB_MAX_PIECES = 8             # uci_checkers.egdb.build.MAX_BUILD_PIECES (not imported: it loads numpy)
 # search.weights.default_path(), the shipped weights (not imported: it loads numpy)
 DEFAULT_EVAL_FILE = str(resources.files("uci_checkers").joinpath("data", "eval.weights"))
@@ -93,6 +94,11 @@ def build_option_specs() -> list[OptionSpec]:
         OptionSpec("EvalFile", "string", DEFAULT_EVAL_FILE,
                    help="evaluation weights file (uci-checkers train --out); its header says which evaluation "
                         "it is for; empty: the shipped file"),
+        OptionSpec("OwnBook", "check", True, help="play moves from the opening book in games (see protocol.md)"),
+        OptionSpec("BookFile", "string", "", help="opening book file (uci-checkers book build); "
+                   "empty: the book in the package"),
+        OptionSpec("BookVariety", "spin", 0, 0, BOOK_MAX_VARIETY,
+                   help="centi-men below the best book move that a book move may be (chosen with Seed)"),
     ]
     specs.insert(1, OptionSpec("Threads", "spin", 1, 1, max(1, min(_SEARCH_MAX_THREADS, (os.cpu_count() or 1) * 2)),
                                help="search threads (lazy SMP); 1 keeps fixed-depth searches deterministic"))

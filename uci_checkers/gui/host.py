@@ -10,7 +10,13 @@ engine").
 Levels: Easy, Normal and Hard set the engine's ``Skill Level`` and a node budget
 (``ucinewgame`` before every reply, so the same position, seed and level give the
 same move: undo and replay reproduce the computer's replies).  An engine without a
-``Skill Level`` option gets a move time instead.
+``Skill Level`` option gets a move time instead.  A ``go nodes`` always searches
+(protocol.md section 4a), so with this package's engine the host plays from the
+engine's opening book itself, as a GUI does with its own book: in a book position the
+reply is the book's move (the package's book, or the ``BookFile`` given with
+``--engine option.BookFile=...``; none with ``option.OwnBook=false``), at most the
+level's ``book_variety`` centi-men below the best, drawn with the replay seed exactly
+as the engine draws with ``BookVariety`` and ``Seed``.
 """
 from __future__ import annotations
 
@@ -18,7 +24,7 @@ import shlex
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ..client import Engine, EngineError, EngineTimeoutError, Info, Limit
 from ..rules.position import Game, Move
@@ -33,12 +39,13 @@ class Level:
     skill: int
     nodes: int
     movetime_ms: int          # for engines without a Skill Level option
+    book_variety: int = 0     # centi-men below the book's best move a book reply may be (this package's engine)
 
 
 LEVELS = {
-    "easy": Level(skill=3, nodes=5_000, movetime_ms=100),
-    "normal": Level(skill=11, nodes=50_000, movetime_ms=500),
-    "hard": Level(skill=20, nodes=1_000_000, movetime_ms=2000),
+    "easy": Level(skill=3, nodes=5_000, movetime_ms=100, book_variety=60),
+    "normal": Level(skill=11, nodes=50_000, movetime_ms=500, book_variety=20),
+    "hard": Level(skill=20, nodes=1_000_000, movetime_ms=2000, book_variety=0),
 }
 REPLY_TIMEOUT = 60.0           # seconds beyond the level's budget before a reply counts as hung
 ANALYSIS_TIMEOUT = 1800.0      # one position is analysed for at most this long
@@ -88,6 +95,8 @@ class EngineHost:
         self._lock = threading.Lock()               # guards _engine and _jobs (stop() comes from other threads)
         self._jobs: set[_AnalysisJob] = set()
         self.name = command.describe()
+        self._book: Any = None                       # the opening book (this package's engine), read on first use
+        self._book_read = False
 
     # --- process -------------------------------------------------------------------------------
     def _ensure_engine(self) -> Engine:
@@ -135,7 +144,42 @@ class EngineHost:
             snapshot.push(move)
         return self._pool.submit(self._play, snapshot, LEVELS[level], seed)
 
+    def opening_book(self) -> Any:
+        """The book this package's engine would play from (None: another engine, ``OwnBook`` false, or a book
+        that cannot be read: the engine then searches every reply)."""
+        if self._book_read:
+            return self._book
+        self._book_read = True
+        if self.command.argv is not None:
+            return None
+        options = {" ".join(k.split()).lower(): str(v).strip() for k, v in (self.command.options or {}).items()}
+        if options.get("ownbook", "true").lower() == "false":
+            return None
+        from pathlib import Path
+
+        from ..book.store import BookError, default_path, load_book
+
+        source = options.get("bookfile", "")
+        try:
+            self._book = load_book(Path(source) if source else default_path())
+        except (BookError, OSError, MemoryError):
+            self._book = None          # the engine's own first go says what is wrong with it (OwnBook)
+        return self._book
+
+    def book_move(self, game: Game, level: Level, seed: int) -> Optional[Move]:
+        """The reply from the opening book at ``level`` (None: not a book position, or no book)."""
+        book = self.opening_book()
+        if book is None:
+            return None
+        from ..book.probe import book_choice
+
+        found = book_choice(book, game, level.book_variety, lambda: seed)
+        return None if found is None else found[0]
+
     def _play(self, game: Game, level: Level, seed: int) -> Move:
+        move = self.book_move(game, level, seed)
+        if move is not None:
+            return move
         engine = self._ensure_engine()
         try:
             if "skill level" in engine.options:

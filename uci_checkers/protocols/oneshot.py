@@ -12,7 +12,10 @@ move: it has lost), so ``uci-checkers go --fen "$FEN" --depth 8 | head -n 1``
 gives a move.  ``--moves "11-15 23-19"`` plays moves from the FEN first (the
 engine then knows the history for repetitions); ``--multipv K`` prints K lines
 ``pv<k> ...`` / ``score<k> ...``; ``--json`` prints one JSON object instead;
-``--verbose`` shows the engine's progress on stderr.  The search runs in this
+``--verbose`` shows the engine's progress on stderr.  It always searches: the
+opening book is off unless ``--option OwnBook=true`` (then a book position is
+answered from the book under ``--movetime``, with ``nodes 0``; ``--depth`` and
+``--nodes`` always search, protocol.md section 4a).  The search runs in this
 process through the engine facade (no subprocess); while the kernels compile (a
 first run) a line on stderr says so.  Exit status (the tools' convention,
 :mod:`uci_checkers.util.commandline`): 0; 1 when the search did not hand in a
@@ -53,6 +56,7 @@ def search_position(fen: Optional[str] = None, moves: Optional[list[str]] = None
     engine = Engine()
     try:
         engine.start_warmup()
+        engine.set_option("OwnBook", "false")   # a tool that prints the search's line and score searches
         for name, value in (options or {}).items():
             engine.set_option(name, value)
         if multipv > 1:

@@ -10,7 +10,9 @@ protocol.md (this package's engine unless ``--engine CMD``), driven through
 :mod:`uci_checkers.client`; ``--jobs N`` runs N engine processes side by side,
 ``--backend ray`` sends each game to a Ray cluster instead (one engine process
 per task, this package shipped to the workers as the arena does).  Broken games
-of the file are reported on stderr and skipped.
+of the file are reported on stderr and skipped.  An engine's own opening book
+(``OwnBook``) is switched off, so every position gets a search's score and line,
+unless ``--option OwnBook=true`` asks for it.
 
 What is written (``--out``)
 ---------------------------
@@ -175,7 +177,17 @@ def _evaluate(engine: Engine, game: Game, limit: Limit) -> PositionEval:
 
 
 def _open_engine(settings: AnalysisSettings) -> Engine:
-    return Engine.popen(settings.engine, options=settings.options or None)
+    """The engine, with its own opening book off (``OwnBook``, if it has one) unless ``--option OwnBook=...``
+    says otherwise: the analysis wants the search's scores and lines, not a book's answer."""
+    engine = Engine.popen(settings.engine, options=settings.options or None)
+    given = {" ".join(name.split()).lower() for name in settings.options}
+    if "ownbook" in engine.options and "ownbook" not in given:
+        try:
+            engine.configure({"OwnBook": False})
+        except BaseException:
+            engine.close(timeout=2.0, kill=True)
+            raise
+    return engine
 
 
 def analyse_game_positions(game: PdnGame, engine: Engine, limit: Limit) -> list[PositionEval]:

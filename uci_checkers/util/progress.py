@@ -5,7 +5,7 @@ On a terminal the line is redrawn in place (``\\r``, the line cleared first), wi
 plain line is written at most every ``every`` seconds (``0``: every update), and the last state when the
 work ends if it was not written yet.  :meth:`Progress.note` writes a line that stays, in both cases.
 
-``selfplay``, ``train``, ``egdb build`` and ``match`` report through this class.
+``selfplay``, ``train``, ``egdb build``, ``book build`` and ``match`` report through this class.
 """
 from __future__ import annotations
 
