@@ -18,7 +18,6 @@ digests are recorded), seed and flags give the same weights file.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -30,6 +29,7 @@ import numpy as np
 
 from ..rules.bitboard import SQUARE_TO_BIT
 from ..search import nnue as N
+from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser
 from .dataset import DataError, PositionSet, load_pdn_positions, load_shards
 from .metrics import log_loss
 from .train import source_scales, split_by_game, targets
@@ -246,7 +246,7 @@ def _epochs(torch, model, opt, sched, gen, lossf, tr: _Tensors, va: _Tensors, co
 
 def main(argv: Optional[list[str]] = None) -> int:
     from ..search import weights as wmod
-    ap = argparse.ArgumentParser(prog="uci-checkers train-net", description=__doc__.split("\n\n")[0])
+    ap = ToolParser(prog="uci-checkers train-net", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", action="append", required=True,
                     help="a shard directory or file from `uci-checkers selfplay` (repeatable; oldest first)")
     ap.add_argument("--out", required=True, help="network weights file to write")
@@ -278,7 +278,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         pdn = load_pdn_positions(Path(args.validate_pdn)) if args.validate_pdn else None
     except (DataError, OSError, TrainError) as exc:
         print(f"uci-checkers train-net: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     config = NetConfig(args.epochs, args.batch, args.lr, args.lr_decay, args.weight_decay, args.val_share,
                        args.score_weight, args.seed, args.scale)
     try:
@@ -286,7 +286,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     except KeyboardInterrupt:
         print("\nuci-checkers train-net: interrupted before the first epoch ended; no weights written",
               file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     if pdn is not None:
         report["pdn_validation"]["file"] = Path(args.validate_pdn).name
     from .selfplay import engine_identity
@@ -294,8 +294,12 @@ def main(argv: Optional[list[str]] = None) -> int:
                   "data_digest": data.identity(), "config": asdict(config), "report": report,
                   "trainer": "uci_checkers.learn.train_net",
                   "code": {k: v for k, v in engine_identity().items() if k != "weights"}}
-    saved = wmod.save_network(out, net, provenance)
+    try:
+        saved = wmod.save_network(out, net, provenance)
+    except OSError as exc:
+        print(f"uci-checkers train-net: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
     print(json.dumps({"out": str(out), "checksum": saved.checksum, **{k: report[k] for k in (
         "positions", "val_loss", "best_epoch", "scale", "seconds")},
         **({"pdn_log_loss": report["pdn_validation"]["log_loss"]} if pdn is not None else {})}))
-    return 130 if report["interrupted"] else 0
+    return EXIT_INTERRUPTED if report["interrupted"] else EXIT_OK
