@@ -87,6 +87,7 @@ class Engine:
         self._warm_error: Optional[BaseException] = None
         self._pending: dict[str, Any] = {}         # searcher changes not applied yet: hash, clear, threads, egdb
         self._egdb_messages: list[str] = []        # endgame database load reports, given to the next go
+        self._egdb_reported: set[tuple[int, int]] = set()   # (material key, block) of undecodable blocks said
         self._job: Optional[_Job] = None
         self._game_seed: Optional[int] = None      # Seed 0: the fresh seed of this game, drawn at its first go
         self.lag = LagTracker()
@@ -268,11 +269,32 @@ class Engine:
         searcher = self._searcher
         if searcher is None or not searcher.egdb[1]:
             return None
-        from ..egdb.probe import NOT_FOUND, describe, probe_position
+        from ..egdb.probe import NOT_FOUND, describe, fork_table, probe_position
 
         pos = self.game.position
-        code = probe_position(searcher.egdb, pos.black, pos.white, pos.kings, pos.turn)
+        # a fork: a search may be probing the searcher's own table (and its block cache) right now
+        code = probe_position(fork_table(searcher.egdb), pos.black, pos.white, pos.kings, pos.turn)
         return None if code == NOT_FOUND else f"{describe(code)} for {pos.side_name} (database)"
+
+    def _egdb_block_errors(self) -> list[str]:
+        """A message for a block the probes could not decode (each such block said once)."""
+        searcher = self._searcher
+        if searcher is None:
+            return []
+        from ..egdb.index import Slice
+        from ..egdb.probe import block_error
+
+        out = []
+        for table in searcher.egdb_tables():
+            found = block_error(table)
+            if found is None or found in self._egdb_reported:
+                continue
+            self._egdb_reported.add(found)
+            key, block = found
+            digits = [(key // 9 ** p) % 9 for p in (3, 2, 1, 0)]
+            out.append(f"egdb: {Slice(*digits).name}: block {block} does not decode (corrupt file); the search "
+                       f"goes on without its positions (egdb verify checks every file)")
+        return out[:1]
 
     # --- game ----------------------------------------------------------------------------------
     @property
@@ -670,6 +692,7 @@ class Engine:
             raise RuntimeError(f"warm-up failed: {self._warm_error!r}")
         with self._lock:
             self._apply_pending_locked()
+            self._egdb_messages += self._egdb_block_errors()
             egdb_messages, self._egdb_messages = self._egdb_messages, []
             flag = self._stop_flag
             limits = self._make_limits(params, searchmoves, seed)

@@ -32,6 +32,13 @@ Bit intrinsics
 --------------
 ``popcount`` and ``ctz`` lower to LLVM's ``ctpop``/``cttz`` (one instruction each
 on x86-64) instead of a Python-level loop.
+
+Raw memory
+----------
+``bytes_at(address, n)`` and ``words_at(address, n)`` are uint8 / int64 arrays over
+memory a kernel knows only by its address (the endgame databases' memory-mapped
+files: a kernel takes one int64 table that holds every file's address).  They
+own nothing; whoever hands the address to a kernel keeps the memory mapped.
 """
 from __future__ import annotations
 
@@ -53,7 +60,8 @@ from numba.extending import intrinsic
 
 from .imports import import_graph, package_modules
 
-__all__ = ["kernel", "popcount", "ctz", "borrow", "CACHE_DIR", "SOURCE_HASH", "types", "has_cached_kernels"]
+__all__ = ["kernel", "popcount", "ctz", "borrow", "bytes_at", "words_at", "CACHE_DIR", "SOURCE_HASH", "types",
+           "has_cached_kernels"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent      # uci_checkers/ (this module is util/jit.py)
 _PACKAGE = "uci_checkers"
@@ -304,3 +312,30 @@ def borrow(typingctx, arr):
         return dst._getvalue()
 
     return arr(arr), codegen
+
+
+def _address_view(dtype):
+    """An intrinsic ``(address, n) -> dtype[::1]`` over ``n`` items at ``address``, owning nothing."""
+    def view(typingctx, address, n):
+        if not isinstance(address, types.Integer) or not isinstance(n, types.Integer):
+            return None
+        array_type = types.Array(dtype, 1, "C")
+
+        def codegen(context, builder, sig, args):
+            ary = context.make_array(array_type)(context, builder)
+            item = context.get_data_type(dtype)
+            size = context.get_constant(types.intp, context.get_abi_sizeof(item))
+            data = builder.inttoptr(args[0], item.as_pointer())
+            count = context.cast(builder, args[1], sig.args[1], types.intp)
+            context.populate_array(ary, data=data, shape=[count], strides=[size], itemsize=size, meminfo=None)
+            return ary._getvalue()
+
+        return array_type(address, n), codegen
+
+    return view
+
+
+bytes_at = intrinsic(_address_view(types.uint8))
+bytes_at.__doc__ = "A uint8 array over ``n`` bytes at the integer ``address`` (see Raw memory above)."
+words_at = intrinsic(_address_view(types.int64))
+words_at.__doc__ = "An int64 array over ``n`` words at the integer ``address`` (8-byte aligned)."
