@@ -481,6 +481,11 @@ def verify_directory(directory: Path, pieces: int, stream: TextIO = sys.stderr) 
     for group in plan.groups:
         for st in group:
             s = st.slice
+            missing = [d.name for d in st.uses if d not in values.codes]
+            if missing:
+                stream.write(f"BAD  {s.name}: not checked, it leads into bad slices ({', '.join(missing)})\n")
+                bad += 1
+                continue
             try:
                 eg = values.table(st.uses)
                 codes, info = read_slice(directory, s, eg)
