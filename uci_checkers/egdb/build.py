@@ -30,7 +30,7 @@ import numpy as np
 from . import solve as sv
 from .index import Slice, king_set_counts, men_offsets, slice_size, slices_up_to, successors
 from .plan import CHECK, CONVERT, SOLVE, SOLVER_BYTES, Plan, Step, make_plan
-from .probe import WLD_LOSS, WLD_WIN, assemble_table, empty_table
+from .probe import WLD_LOSS, WLD_WIN, assemble_table
 from .store import EgdbFileError, check_file, probe_slice, read_info, read_slice, slice_path, write_slice
 
 INIT_CHUNK = 1 << 17
@@ -292,8 +292,7 @@ class _Values:
         return {d: (self.codes[d], men_offsets(d)) for d in slices}
 
     def table(self, slices) -> np.ndarray:
-        wanted = self.raw(slices)
-        return assemble_table(wanted) if wanted else empty_table()
+        return assemble_table(self.raw(slices))
 
     def release(self, step: Step) -> None:
         for d in step.uses:

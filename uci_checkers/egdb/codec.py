@@ -9,6 +9,10 @@ ordered black-to-move first, then white-to-move (:func:`interleave`): the two
 sides' values differ much more than neighbouring positions with the same side
 to move do, so that order gives DEFLATE longer runs.
 
+:func:`inflate_address` is the address of a C entry point to :func:`inflate`: the
+probe calls the decoder through it (compiled once, at the first table with a
+file; see ``util.jit.c_kernel``).
+
 :func:`inflate` follows RFC 1951 (stored, fixed and dynamic Huffman blocks).
 Codes of up to FAST_BITS bits decode with one table look-up, longer ones bit
 by bit (canonical codes, as in zlib's ``puff``).  Corrupt input never reads or
@@ -21,7 +25,7 @@ import zlib
 
 import numpy as np
 
-from ..util.jit import kernel
+from ..util.jit import bytes_at, c_kernel, kernel
 
 ZLIB_LEVEL = 9
 FAST_BITS = 9
@@ -367,3 +371,18 @@ def inflate(src, lo, hi, dst, out_lo, out_len):
     if adler32(dst, out_lo, out_lo + n) != want:
         return BAD_CHECKSUM
     return n
+
+
+def _inflate_from_addresses(src, size, dst, count):
+    """inflate() over raw memory: ``size`` bytes of stream at ``src`` into ``count`` bytes at ``dst``."""
+    return inflate(bytes_at(src, size), 0, size, bytes_at(dst, count), 0, count)
+
+
+_ENTRY: list = []
+
+
+def inflate_address() -> int:
+    """The address of ``int64 inflate(src, size, dst, count)`` (compiled, or loaded from the cache, on first use)."""
+    if not _ENTRY:
+        _ENTRY.append(c_kernel("int64(int64, int64, int64, int64)")(_inflate_from_addresses))
+    return int(_ENTRY[0].address)

@@ -25,6 +25,11 @@ Layout of ``eg`` (int64 words)::
     eg[H_HITS], eg[H_MISSES], eg[H_RESOLVED]   counters (block cache hits, decoded blocks, positions
                            computed from their captures)
     eg[H_SCRATCH]          MAX_LEVELS frames of FRAME words: the stack of those captures
+    eg[H_INFLATE]          address of the block decoder's C entry point (codec.inflate_address)
+    eg[H_SELF], eg[H_SELF + 1]   the table's own address and length; eg[H_RESOLVER]: the C entry point
+                           of the capture resolution, eg[H_ARGS:H_ARGS + 5] its arguments (both
+                           called through addresses: numba would otherwise compile their code again
+                           into every kernel above them, the search's included)
     eg[DIR + SLOT*key + F_KIND]      KIND_NONE, KIND_RAW or KIND_MAPPED (the slice of material ``key``)
     ... + F_VALUES         raw: address of the values (a byte each); mapped: address of the blocks
     ... + F_OFFSETS        word offset of its men_offsets table
@@ -54,16 +59,17 @@ from typing import Sequence
 import numpy as np
 
 from ..rules import movegen as mg
-from ..util.jit import bytes_at, ctz, kernel, popcount, words_at
-from .codec import inflate
+from ..util.jit import bytes_at, c_kernel, call_address, ctz, kernel, popcount, words_at
+from .codec import inflate_address
 from .index import N_KEYS, Slice, flip_square_mask, king_set_counts, material_key, padded_board, rank_position, \
     square_mask, unrank_position
 
 MAGIC = 0x4547_4442_3032      # "EGDB02"
 H_MAGIC, H_PIECES, H_SLICES, H_MAPPED, H_ERROR = 0, 1, 2, 3, 4
 H_SETS, H_SLOT_SHIFT, H_TAGS, H_STAMPS, H_CACHE_ADDR, H_TICK = 5, 6, 7, 8, 9, 10
-H_HITS, H_MISSES, H_RESOLVED, H_SCRATCH = 11, 12, 13, 14
-DIR = 16
+H_HITS, H_MISSES, H_RESOLVED, H_SCRATCH, H_INFLATE = 11, 12, 13, 14, 15
+H_SELF, H_RESOLVER, H_ARGS = 16, 18, 19   # own address (and words at H_SELF + 1), resolver entry, 5 arguments
+DIR = 24
 SLOT = 8
 F_KIND, F_VALUES, F_OFFSETS, F_SETS, F_INDEX, F_FORMAT, F_BLOCK0, F_POSITIONS = range(8)
 HEADER_WORDS = DIR + SLOT * N_KEYS
@@ -103,6 +109,8 @@ def _new_table(words: int, cache_bytes: int) -> np.ndarray:
     eg = np.frombuffer(owner, dtype=np.int64, count=words)
     eg[H_MAGIC] = MAGIC
     eg[H_CACHE_ADDR] = eg.ctypes.data + 8 * words
+    eg[H_SELF] = eg.ctypes.data
+    eg[H_SELF + 1] = words
     return eg
 
 
@@ -161,6 +169,9 @@ def assemble_table(raw: dict[Slice, tuple[np.ndarray, np.ndarray]] | None = None
     eg[H_STAMPS] = tags_at + sets * WAYS
     eg[tags_at:tags_at + sets * WAYS] = -1
     eg[H_SCRATCH] = HEADER_WORDS
+    if mapped:
+        eg[H_INFLATE] = inflate_address()
+    eg[H_RESOLVER] = _resolver_address()
     at = HEADER_WORDS + MAX_LEVELS * FRAME
     entries = [(s, codes, offsets, None) for s, (codes, offsets) in raw.items()]
     entries += [(m.slice, None, m.offsets, m) for m in mapped]
@@ -201,6 +212,7 @@ def fork_table(eg: np.ndarray) -> np.ndarray:
     twin = _new_table(eg.shape[0], sets * WAYS << shift)
     twin[H_MAGIC + 1:] = eg[H_MAGIC + 1:]
     twin[H_CACHE_ADDR] = twin.ctypes.data + 8 * eg.shape[0]
+    twin[H_SELF] = twin.ctypes.data
     tags = int(eg[H_TAGS])
     twin[tags:tags + sets * WAYS] = -1
     twin[tags + sets * WAYS:tags + 2 * sets * WAYS] = 0
@@ -275,10 +287,8 @@ def _block_value(eg, d, index):
         bounds = words_at(eg[d + F_INDEX] + 8 * block, 2)
         lo = bounds[0]
         size = bounds[1] - lo
-        src = bytes_at(eg[d + F_VALUES] + lo, size)
         cache_slot = (slot - eg[H_TAGS]) << eg[H_SLOT_SHIFT]
-        dst = bytes_at(eg[H_CACHE_ADDR] + cache_slot, count)
-        if inflate(src, 0, size, dst, 0, count) != count:
+        if call_address(eg[H_INFLATE], eg[d + F_VALUES] + lo, size, eg[H_CACHE_ADDR] + cache_slot, count) != count:
             if eg[H_ERROR] == 0:
                 key = (d - DIR) // SLOT
                 eg[H_ERROR] = 1 + ((key << 32) | block)
@@ -389,11 +399,36 @@ def _resolve(eg, black, white, kings, stm, wld):
         _fold_result(eg, f, result)
 
 
+def _resolve_from_address(table, words, _a, _b):
+    """_resolve() for the table at ``table`` (``words`` long) on the position in its H_ARGS words."""
+    eg = words_at(table, words)
+    a = H_ARGS
+    return _resolve(eg, eg[a], eg[a + 1], eg[a + 2], eg[a + 3], eg[a + 4] != 0)
+
+
+_RESOLVER: list = []
+
+
+def _resolver_address() -> int:
+    """The address of the C entry point of _resolve (compiled, or loaded from the cache, on first use)."""
+    if not _RESOLVER:
+        _RESOLVER.append(c_kernel("int64(int64, int64, int64, int64)")(_resolve_from_address))
+    return int(_RESOLVER[0].address)
+
+
 @kernel
 def capture_value(eg, black, white, kings, stm, wld):
     """The code of a position whose side to move has a capture, computed from its captures (``wld``: as
     a slice without distances keeps it)."""
-    return _resolve(eg, black, white, kings, stm, wld)
+    if eg[H_RESOLVER] == 0:
+        return NOT_FOUND                     # empty_table(): nothing to compute it from
+    a = H_ARGS
+    eg[a] = black
+    eg[a + 1] = white
+    eg[a + 2] = kings
+    eg[a + 3] = stm
+    eg[a + 4] = 1 if wld else 0
+    return call_address(eg[H_RESOLVER], eg[H_SELF], eg[H_SELF + 1], 0, 0)
 
 
 @kernel
@@ -402,7 +437,7 @@ def probe(eg, black, white, kings, stm):
     loaded (or its block is unreadable)."""
     code = _stored(eg, black, white, kings, stm)
     if code == _RESOLVE or code == _RESOLVE_WLD:
-        return _resolve(eg, black, white, kings, stm, code == _RESOLVE_WLD)
+        return capture_value(eg, black, white, kings, stm, code == _RESOLVE_WLD)
     return code
 
 

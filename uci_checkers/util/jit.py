@@ -39,6 +39,12 @@ Raw memory
 memory a kernel knows only by its address (the endgame databases' memory-mapped
 files: a kernel takes one int64 table that holds every file's address).  They
 own nothing; whoever hands the address to a kernel keeps the memory mapped.
+
+A kernel with a C entry point (``c_kernel``) is compiled once and called from other
+kernels through its address (``call_address``), an int the caller reads at run time
+(never a constant in cached code).  numba links a callee's code into every kernel
+that calls it and optimises it again there; for a large kernel deep under the
+search (the endgame databases' block decoder) that multiplied the cold compile.
 """
 from __future__ import annotations
 
@@ -60,8 +66,8 @@ from numba.extending import intrinsic
 
 from .imports import import_graph, package_modules
 
-__all__ = ["kernel", "popcount", "ctz", "borrow", "bytes_at", "words_at", "CACHE_DIR", "SOURCE_HASH", "types",
-           "has_cached_kernels"]
+__all__ = ["kernel", "c_kernel", "call_address", "popcount", "ctz", "borrow", "bytes_at", "words_at", "CACHE_DIR",
+           "SOURCE_HASH", "types", "has_cached_kernels"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent      # uci_checkers/ (this module is util/jit.py)
 _PACKAGE = "uci_checkers"
@@ -246,6 +252,28 @@ class _PackageCacheLocator(caching._CacheLocator):
 
 if _PackageCacheLocator not in caching.CacheImpl._locator_classes:
     caching.CacheImpl._locator_classes.insert(0, _PackageCacheLocator)
+
+
+def c_kernel(signature: str):
+    """``cfunc(signature, cache=True)``: a kernel with a C entry point (``.address``), see the module docstring."""
+    return numba.cfunc(signature, cache=True)
+
+
+@intrinsic
+def call_address(typingctx, address, a, b, c, d):
+    """Call the C function ``int64 f(int64, int64, int64, int64)`` at ``address`` (a ``c_kernel``'s)."""
+    if not all(isinstance(x, types.Integer) for x in (address, a, b, c, d)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        from llvmlite import ir
+
+        word = ir.IntType(64)
+        fnty = ir.FunctionType(word, [word] * 4)
+        values = [context.cast(builder, v, t, types.int64) for v, t in zip(args[1:], sig.args[1:])]
+        return builder.call(builder.inttoptr(args[0], fnty.as_pointer()), values)
+
+    return types.int64(address, a, b, c, d), codegen
 
 
 def kernel(*signature, **options):
