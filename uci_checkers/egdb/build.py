@@ -2,13 +2,16 @@
 :mod:`uci_checkers.tools.egdb_command`).
 
 ``uci-checkers egdb build --pieces N [--dir D] [--jobs J]`` builds every slice with
-up to N pieces in dependency order (:func:`uci_checkers.egdb.index.slices_up_to`).
-A slice whose file is already present and valid is loaded, never redone, so an
-interrupted build (Ctrl-C exits 130) resumes where it stopped.  Every slice is
-verified against its successors before it is written.  Slices of one group (same
-piece and men counts) do not depend on each other; ``--jobs`` spreads them over
-local worker processes (forked, each in its own process group), ``--backend ray``
-over Ray tasks (the driver writes every file).
+up to N pieces in dependency order (:func:`uci_checkers.egdb.index.slices_up_to`),
+following the plan of :mod:`uci_checkers.egdb.plan`: the values of solved slices
+stay in memory only while a later slice needs them.  A slice whose file is
+already present and sound is never redone (it is read back when a later slice
+needs its values), so an interrupted build (Ctrl-C exits 130) resumes where it
+stopped.  Every slice is verified against its successors before it is written.
+Slices of one group (same piece and men counts) do not depend on each other;
+``--jobs`` spreads them over local worker processes (forked, each in its own
+process group), ``--backend ray`` over Ray tasks (each gets the values of its
+own successors; the driver writes every file).
 
 Other subcommands: ``verify`` (re-check stored files), ``info`` (sizes, times,
 results per slice), ``probe --fen FEN`` (the stored verdict of one position),

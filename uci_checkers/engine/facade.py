@@ -155,7 +155,8 @@ class Engine:
 
             from ..search.alphabeta import Searcher
 
-            # read outside the lock (a large database takes seconds); an EGDB option set meanwhile
+            # opened outside the lock (mapping the files takes milliseconds, a first run compiles the
+            # decoder for seconds); an EGDB option set meanwhile
             # leaves "egdb" pending, so the databases are read again with it
             read_with = self._egdb_settings()
             table, messages = self._read_egdb()
