@@ -276,3 +276,22 @@ def test_a_build_states_its_plan_and_reports_progress_off_a_terminal(tmp_path):
     stream = io.StringIO()
     assert egbuild.build(tmp_path, 3, stream=stream) == 0
     assert "(already built)" in stream.getvalue() and "plan:" not in stream.getvalue()
+
+
+def test_search_threads_probe_their_own_forks(db4):
+    """Lazy SMP helpers would share the block cache of one table (a data race): each gets a fork."""
+    from uci_checkers.rules.position import Game
+    from uci_checkers.search.alphabeta import Searcher, SearchLimits
+
+    db = store.load_directory(db4, PIECES)
+    searcher = Searcher(4)
+    searcher.set_threads(2)
+    searcher.set_egdb(db.table)
+    main, helper = searcher.egdb_tables()
+    assert main is db.table and helper is not main and helper[0] == main[0]
+    result = searcher.search(Game(Position.from_fen("W:W27,K30:B6,K1,K2")), SearchLimits(depth=9), lambda i: None,
+                             np.zeros(1, dtype=np.int64))
+    assert result.best is not None
+    assert sum(cache_counters(main)[:2]) > 0 and sum(cache_counters(helper)[:2]) > 0
+    searcher.set_threads(1)
+    assert searcher.egdb_tables() == [db.table]
