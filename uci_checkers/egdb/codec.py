@@ -14,8 +14,9 @@ probe calls the decoder through it (compiled once, at the first table with a
 file; see ``util.jit.c_kernel``).
 
 :func:`inflate` follows RFC 1951 (stored, fixed and dynamic Huffman blocks).
-Codes of up to FAST_BITS bits decode with one table look-up, longer ones bit
-by bit (canonical codes, as in zlib's ``puff``).  Corrupt input never reads or
+Codes of up to FAST_BITS bits decode with one table look-up (a table only as
+large as the longest code needs: a block's set-up is most of the cost of a small
+one), longer ones bit by bit (canonical codes, as in zlib's ``puff``).  Corrupt input never reads or
 writes out of bounds: every failure is a negative return value, and a block
 that decodes to the wrong length or fails its Adler-32 is refused too.
 """
@@ -28,7 +29,7 @@ import numpy as np
 from ..util.jit import bytes_at, c_kernel, kernel
 
 ZLIB_LEVEL = 9
-FAST_BITS = 9
+FAST_BITS = 11
 MAX_BITS = 15
 
 # inflate's return values below zero
@@ -75,13 +76,16 @@ def encode_block(stored: np.ndarray) -> bytes:
 @kernel
 def _build_code(lengths, n, count, symbol, fast):
     """Canonical Huffman code of ``lengths[0:n]``: ``count[l]`` codes of each length, ``symbol`` the
-    symbols in code order, ``fast[bits]`` = symbol << 4 | length for codes of up to FAST_BITS bits
-    (indexed by the next FAST_BITS input bits, first bit lowest; 0: longer or no code).
+    symbols in code order, and a look-up table over the next ``count[0]`` input bits (the longest code,
+    at most FAST_BITS; first bit lowest): ``fast[bits]`` = symbol << 4 | length, 0 for a longer code.
     Returns False for an over-subscribed code."""
     for i in range(MAX_BITS + 1):
         count[i] = 0
+    longest = 0
     for s in range(n):
         count[lengths[s]] += 1
+        if lengths[s] > longest:
+            longest = lengths[s]
     count[0] = 0
     left = 1
     for ln in range(1, MAX_BITS + 1):
@@ -95,35 +99,37 @@ def _build_code(lengths, n, count, symbol, fast):
         if lengths[s] != 0:
             symbol[offs[lengths[s]]] = s
             offs[lengths[s]] += 1
-    for i in range(1 << FAST_BITS):
+    bits = min(max(longest, 1), FAST_BITS)
+    size = 1 << bits
+    for i in range(size):
         fast[i] = 0
     code = 0
     k = 0
     for ln in range(1, MAX_BITS + 1):
         for _ in range(count[ln]):
-            if ln <= FAST_BITS:
+            if ln <= bits:
                 rev = 0
                 c = code
                 for _b in range(ln):
                     rev = (rev << 1) | (c & 1)
                     c >>= 1
                 entry = (symbol[k] << 4) | ln
-                step = 1 << ln
                 j = rev
-                while j < (1 << FAST_BITS):
+                while j < size:
                     fast[j] = entry
-                    j += step
+                    j += 1 << ln
             code += 1
             k += 1
         code <<= 1
+    count[0] = bits
     return True
 
 
-@kernel
+@kernel(inline="always")
 def _decode_symbol(bitbuf, bitcnt, count, symbol, fast):
     """The next symbol of a code from the bit buffer (at least MAX_BITS bits in it, or the stream's
     end padded with zeros): ``(symbol or -1, bits used)``."""
-    entry = fast[bitbuf & ((1 << FAST_BITS) - 1)]
+    entry = fast[bitbuf & ((1 << count[0]) - 1)]
     if entry != 0:
         return entry >> 4, entry & 15
     code = 0
@@ -142,19 +148,30 @@ def _decode_symbol(bitbuf, bitcnt, count, symbol, fast):
 
 
 @kernel
+def _adler_sums(view, n):
+    """``(sum x[j], sum (n - j) * x[j])`` over ``view[:n]``: no chain from byte to byte, and indices
+    numba knows are not negative, so the loop vectorises."""
+    s1 = np.int64(0)
+    s2 = np.int64(0)
+    for j in range(n):
+        x = np.int64(view[j])
+        s1 += x
+        s2 += (n - j) * x
+    return s1, s2
+
+
+@kernel
 def adler32(data, lo, hi):
-    """Adler-32 of ``data[lo:hi]`` (RFC 1950)."""
-    a = 1
-    b = 0
-    i = lo
-    while i < hi:
-        end = min(hi, i + 5552)          # the most bytes before b can overflow 32 bits
-        while i < end:
-            a += data[i]
-            b += a
-            i += 1
-        a %= 65521
-        b %= 65521
+    """Adler-32 of ``data[lo:hi]`` (RFC 1950): ``a = 1 + sum x``, ``b = n + sum (n - j) * x[j]``, in
+    chunks whose sums fit int64 before the modulo."""
+    a = np.int64(1)
+    b = np.int64(0)
+    chunk = 1 << 24                      # n * n * 255 stays below 2**63
+    for start in range(lo, hi, chunk):
+        n = min(hi, start + chunk) - start
+        s1, s2 = _adler_sums(data[start:start + n], n)
+        b = (b + n * a + s2) % 65521
+        a = (a + s1) % 65521
     return (b << 16) | a
 
 
@@ -174,16 +191,27 @@ def inflate(src, lo, hi, dst, out_lo, out_len):
     bitcnt = np.int64(0)
     consumed = np.int64(0)               # bits taken from the buffer, checked against the input's size
     n = np.int64(0)
-    lengths = np.zeros(320, dtype=np.int64)
-    lcount = np.zeros(MAX_BITS + 1, dtype=np.int64)
-    lsym = np.zeros(288, dtype=np.int64)
-    lfast = np.zeros(1 << FAST_BITS, dtype=np.int64)
-    dcount = np.zeros(MAX_BITS + 1, dtype=np.int64)
-    dsym = np.zeros(32, dtype=np.int64)
-    dfast = np.zeros(1 << FAST_BITS, dtype=np.int64)
-    ccount = np.zeros(MAX_BITS + 1, dtype=np.int64)
-    csym = np.zeros(19, dtype=np.int64)
-    cfast = np.zeros(1 << FAST_BITS, dtype=np.int64)
+    work = np.empty(320 + 3 * (MAX_BITS + 1) + 288 + 32 + 19 + 3 * (1 << FAST_BITS), dtype=np.int64)
+    lengths = work[0:320]                # one allocation, in views (the tables fill what they use)
+    at = 320
+    lcount = work[at:at + MAX_BITS + 1]
+    at += MAX_BITS + 1
+    dcount = work[at:at + MAX_BITS + 1]
+    at += MAX_BITS + 1
+    ccount = work[at:at + MAX_BITS + 1]
+    at += MAX_BITS + 1
+    lsym = work[at:at + 288]
+    at += 288
+    dsym = work[at:at + 32]
+    at += 32
+    csym = work[at:at + 19]
+    at += 19
+    lfast = work[at:at + (1 << FAST_BITS)]
+    at += 1 << FAST_BITS
+    dfast = work[at:at + (1 << FAST_BITS)]
+    at += 1 << FAST_BITS
+    cfast = work[at:at + (1 << FAST_BITS)]
+    lmask = 0
     last = 0
     while last == 0:
         # every read below first tops the buffer up to more than 48 bits (zeros past the input's end)
@@ -230,6 +258,7 @@ def inflate(src, lo, hi, dst, out_lo, out_len):
             for s in range(288):
                 lengths[s] = 8 if s < 144 else (9 if s < 256 else (7 if s < 280 else 8))
             _build_code(lengths, 288, lcount, lsym, lfast)
+            lmask = (1 << lcount[0]) - 1
             for s in range(30):
                 lengths[s] = 5
             _build_code(lengths, 30, dcount, dsym, dfast)
@@ -300,20 +329,45 @@ def inflate(src, lo, hi, dst, out_lo, out_len):
                 return BAD_BLOCK
             if not _build_code(lengths, nlen, lcount, lsym, lfast):
                 return BAD_BLOCK
+            lmask = (1 << lcount[0]) - 1
             for s in range(ndist):
                 lengths[s] = lengths[nlen + s]
             if not _build_code(lengths, ndist, dcount, dsym, dfast):
                 return BAD_BLOCK
         # the compressed data of a Huffman block
         while True:
-            while bitcnt <= 48:
-                if pos < end:
+            if pos + 8 <= end:                   # the input's end is far: no check per byte
+                while bitcnt <= 48:
                     bitbuf |= np.int64(src[pos]) << bitcnt
-                pos += 1
-                bitcnt += 8
-            sym, used = _decode_symbol(bitbuf, bitcnt, lcount, lsym, lfast)
-            if sym < 0:
-                return BAD_CODE
+                    pos += 1
+                    bitcnt += 8
+            else:
+                while bitcnt <= 48:
+                    if pos < end:
+                        bitbuf |= np.int64(src[pos]) << bitcnt
+                    pos += 1
+                    bitcnt += 8
+            entry = lfast[bitbuf & lmask]
+            # literals with short codes, as many as the buffer holds, without a refill in between
+            while entry != 0 and (entry >> 4) < 256 and bitcnt >= MAX_BITS + (entry & 15):
+                if n >= out_len:
+                    return OVERFLOW
+                dst[out_lo + n] = entry >> 4
+                n += 1
+                used = entry & 15
+                bitbuf >>= used
+                bitcnt -= used
+                consumed += used
+                entry = lfast[bitbuf & lmask]
+            if bitcnt < MAX_BITS + 5:           # a length code and its extra bits must be in the buffer
+                continue
+            if entry != 0:
+                sym = entry >> 4
+                used = entry & 15
+            else:
+                sym, used = _decode_symbol(bitbuf, bitcnt, lcount, lsym, lfast)
+                if sym < 0:
+                    return BAD_CODE
             bitbuf >>= used
             bitcnt -= used
             consumed += used
@@ -354,8 +408,13 @@ def inflate(src, lo, hi, dst, out_lo, out_len):
             if n + length > out_len:
                 return OVERFLOW
             base = out_lo + n
-            for i in range(length):
-                dst[base + i] = dst[base + i - dist]
+            if dist == 1:                        # a run: the commonest match in these values
+                value = dst[base - 1]
+                for i in range(length):
+                    dst[base + i] = value
+            else:                                # byte by byte (most matches are short: a slice copy
+                for i in range(length):          # costs more than the loop)
+                    dst[base + i] = dst[base + i - dist]
             n += length
         if consumed > (end - lo - 2) << 3:
             return OVERFLOW

@@ -25,10 +25,10 @@ from .index import Slice, build_levels, slice_size, slices_up_to, successors
 
 SOLVER_BYTES = 17          # int16 remaining, win_at, loss_floor, dist; int8 has_draw; int32 sched_next, queue
 INDEX_LIMIT = 2 ** 31      # the solver's queues are int32: a larger slice needs them widened first
-# measured: CPU seconds of solve + verify + write a position, one process on this machine (x86-64, 2 cores),
-# and the bits a position of the files, by piece count (README, "Endgame databases")
-CPU_NS_PER_POSITION = {2: 2000.0, 3: 1500.0, 4: 1300.0, 5: 1300.0, 6: 1300.0}
-BITS_PER_POSITION = {2: 2.3, 3: 1.9, 4: 1.5, 5: 1.1, 6: 1.0}
+# measured on this project's builds (one process on a shared 2-core x86-64 machine; README, "Endgame
+# databases"): CPU nanoseconds a position to solve, verify and write a slice, and the files' bits a position
+CPU_NS_PER_POSITION = {2: 1200.0, 3: 1200.0, 4: 1200.0, 5: 1200.0, 6: 1350.0}
+BITS_PER_POSITION = {2: 2.03, 3: 2.07, 4: 1.42, 5: 1.20, 6: 1.0}
 
 SOLVE, READ, CONVERT, CHECK = "solve", "read", "convert", "check"
 
