@@ -27,8 +27,8 @@ SOLVER_BYTES = 17          # int16 remaining, win_at, loss_floor, dist; int8 has
 INDEX_LIMIT = 2 ** 31      # the solver's queues are int32: a larger slice needs them widened first
 # measured on this project's builds (one process on a shared 2-core x86-64 machine; README, "Endgame
 # databases"): CPU nanoseconds a position to solve, verify and write a slice, and the files' bits a position
-CPU_NS_PER_POSITION = {2: 1200.0, 3: 1200.0, 4: 1200.0, 5: 1200.0, 6: 1350.0}
-BITS_PER_POSITION = {2: 2.03, 3: 2.07, 4: 1.42, 5: 1.20, 6: 1.0}
+CPU_NS_PER_POSITION = {2: 1200.0, 3: 1200.0, 4: 1200.0, 5: 1200.0, 6: 1250.0}
+BITS_PER_POSITION = {2: 2.03, 3: 2.07, 4: 1.42, 5: 1.20, 6: 1.1}
 
 SOLVE, READ, CONVERT, CHECK = "solve", "read", "convert", "check"
 

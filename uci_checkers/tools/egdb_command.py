@@ -155,15 +155,18 @@ def _info(directory: Path) -> int:
     infos.sort(key=lambda x: (x.slice.pieces, x.slice.men, x.slice.key))
     for x in infos:
         print(_slice_line(x.slice, x.positions, x.max_distance, (x.wins, x.losses, x.draws), x.seconds, x.file_bytes,
-                          "", x.distances))
+                          "", x.distances, x.cpu_seconds or None))
     by_pieces: dict[int, list] = {}
     for x in infos:
         by_pieces.setdefault(x.slice.pieces, []).append(x)
     for n, xs in sorted(by_pieces.items()):
         pos = sum(x.positions for x in xs)
         size = sum(x.file_bytes for x in xs)
+        timed = [x for x in xs if x.cpu_seconds]
+        cpu = (f", CPU {sum(x.cpu_seconds for x in timed):.1f} s for {sum(x.positions for x in timed):,} positions "
+               f"({1e9 * sum(x.cpu_seconds for x in timed) / sum(x.positions for x in timed):.0f} ns each)" if timed else "")
         print(f"{n} pieces: {len(xs)} slices, {pos:,} positions, {size:,} bytes ({8 * size / pos:.3f} bits/position),"
-              f" built in {sum(x.seconds for x in xs):.1f} s")
+              f" built in {sum(x.seconds for x in xs):.1f} s{cpu}")
     return 0
 
 
