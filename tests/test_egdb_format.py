@@ -330,3 +330,10 @@ def test_search_threads_probe_their_own_forks(db4):
     assert sum(cache_counters(main)[:2]) > 0 and sum(cache_counters(helper)[:2]) > 0
     searcher.set_threads(1)
     assert searcher.egdb_tables() == [db.table]
+
+
+def test_the_parts_by_most_advanced_men_add_up_to_the_slice():
+    for s in [Slice(1, 1, 1, 1), Slice(2, 0, 2, 1), Slice(0, 2, 1, 2), Slice(3, 0, 0, 1), Slice(1, 2, 2, 2)]:
+        parts = plan.split_sizes(s)
+        assert sum(parts.values()) == slice_size(s), s
+        assert all(-1 <= rb <= 6 and -1 <= rw <= 6 for rb, rw in parts)

@@ -21,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from .index import Slice, build_levels, slice_size, slices_up_to, successors
+from .index import MAN_SQUARES, Slice, build_levels, colex_unrank, king_set_counts, slice_size, slices_up_to, \
+    successors
 
 SOLVER_BYTES = 17          # int16 remaining, win_at, loss_floor, dist; int8 has_draw; int32 sched_next, queue
 INDEX_LIMIT = 2 ** 31      # the solver's queues are int32: a larger slice needs them widened first
@@ -178,6 +179,38 @@ def schedule(steps: list[Step], workers: int) -> tuple[float, list[tuple[float, 
     return max(done_at.values(), default=0.0), timeline
 
 
+def split_sizes(s: Slice) -> dict[tuple[int, int], int]:
+    """Positions of slice ``s`` by the rows of each side's most advanced man (black's row counted from
+    Black's side, white's from White's; -1 for a side without men), from the index's own men placements.
+
+    A man only moves forward, so these parts depend only on parts whose leading men are as far or
+    further advanced (and on other slices): a slice too large for one task can be solved part by part,
+    the most advanced parts first, as Chinook's and KingsRow's builders do.  The solver does not split
+    slices yet; the plan reports how large the parts would be.
+    """
+    from math import comb
+
+    nbk, nwk = king_set_counts(s)
+    kings = nbk * nwk * 2
+    out: dict[tuple[int, int], int] = {}
+    white_squares = list(range(4, 32))               # square index 4..31 (squares 5-32)
+    for r in range(comb(MAN_SQUARES, s.bm)):
+        black = int(colex_unrank(r, s.bm, 0))
+        rb = (black.bit_length() - 1) // 4 if black else -1
+        free = [q for q in white_squares if not black >> q & 1]
+        if s.wm == 0:
+            out[(rb, -1)] = out.get((rb, -1), 0) + kings
+            continue
+        for row in range(1, 8):                      # white's most advanced man on board row ``row``
+            rw = 7 - row
+            at_or_beyond = sum(1 for q in free if q // 4 >= row)   # white advances toward row 0: its
+            beyond = sum(1 for q in free if q // 4 > row)          # most advanced man is its lowest
+            n = comb(at_or_beyond, s.wm) - comb(beyond, s.wm)
+            if n:
+                out[(rb, rw)] = out.get((rb, rw), 0) + n * kings
+    return out
+
+
 def _gb(n: float) -> str:
     return f"{n / 1e9:.2f} GB" if n >= 1e8 else f"{n / 1e6:.1f} MB"
 
@@ -223,6 +256,10 @@ def describe(plan: Plan, workers: Iterable[int] = (1, 16, 64, 256)) -> list[str]
                    f"{_gb(SOLVER_BYTES * big.positions)} of solver arrays + {_gb(big.live_bytes)} of values "
                    f"in memory = {_gb(big.memory)}")
         out.append(f"peak memory with {plan.jobs} job(s): {_gb(plan.peak_memory)} (group of {plan.peak_step.slice.name})")
+        parts = split_sizes(big.slice)
+        largest_part = max(parts.values())
+        out.append(f"split by both sides' most advanced men, {big.slice.name} has {len(parts)} parts, the largest "
+                   f"{largest_part:,} positions ({_gb(SOLVER_BYTES * largest_part)} of solver arrays)")
         wide = [st for st in plan.solved if st.positions >= INDEX_LIMIT]
         if wide:
             out.append(f"{len(wide)} slices have 2**31 positions or more (the largest {big.positions:,}): the "
