@@ -103,7 +103,7 @@ def test_analyse_command_errors(tmp_path, capsys):
     assert main([str(tmp_path / "missing.pdn")]) == 2
     empty = tmp_path / "empty.pdn"
     empty.write_text("1. 11-15 11-16 *\n")
-    assert main([str(empty), "--depth", "1"]) == 1
+    assert main([str(empty), "--depth", "1"]) == 2          # no readable game: an input error
     assert main([str(empty), "--depth", "0"]) == 2
     assert main([str(empty), "--option", "Hash"]) == 2
 

@@ -97,11 +97,11 @@ def test_bad_arguments_are_refused_before_work(tmp_path, capsys, args):
     assert err.startswith("uci-checkers analyse:") and "cannot start engine" not in err   # refused first
 
 
-def test_ray_backend_without_ray_is_one_line_and_exit_3(tmp_path, capsys, monkeypatch):
+def test_ray_backend_without_ray_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch):
     src = tmp_path / "g.pdn"
     src.write_text(GAMES)
     monkeypatch.setitem(sys.modules, "ray", None)          # import ray -> ImportError
-    assert main([str(src), "--depth", "1", "--backend", "ray"]) == 3
+    assert main([str(src), "--depth", "1", "--backend", "ray"]) == 2     # an input error (item 11 of issue 20)
     err = capsys.readouterr().err
     assert "needs Ray" in err and "Traceback" not in err
 

@@ -144,6 +144,45 @@ def test_engine_process_raises_config_errors():
     eng.close()
 
 
+# --- issue 20 item 7: an engine that cannot start stops the match at its first start --------------
+
+@pytest.mark.parametrize("cmd, needle", [
+    (f"{sys.executable} -m uci_chekers", "No module named uci_chekers"),   # a typo in the module name
+    ("false", "wrote nothing on stderr or stdout"),
+    ("cat", "its last output: 'uci'"),                                      # echoes, never says uciok
+])
+def test_an_engine_that_cannot_start_exits_2_at_its_first_start(tmp_path, capsys, cmd, needle):
+    out = tmp_path / "g.pdn"
+    code = arena_main(["--engine", "name=a", mover_cmd("a"), "--engine", "name=b", f"cmd={cmd}",
+                       "--depth", "1", "--games", "6", "--timeout-uci", "1", "--no-progress",
+                       "--pdn-out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 2, captured
+    assert "engine b: " in captured.err and "could not start" in captured.err
+    assert needle in captured.err
+    assert "Traceback" not in captured.err
+    assert captured.out == ""                     # no result table for a match that never started
+    assert read_pdn_file(out).games == []         # stopped at the first start: no game was played
+
+
+def test_an_engine_that_fails_a_restart_loses_that_game_only(tmp_path, capsys):
+    # it starts, crashes in its first game, and its restart fails: it has started before, so the
+    # match goes on (the games are lost), as for any crash
+    mark = tmp_path / "started-once"
+    script = tmp_path / "once.sh"
+    script.write_text(f"#!/bin/sh\nif [ -e {mark} ]; then echo 'cannot start again' >&2; exit 1; fi\n"
+                      f"touch {mark}\nexec {sys.executable} {MOVER} --name once --fault crash --fault-at 2\n")
+    script.chmod(0o755)
+    out = tmp_path / "g.pdn"
+    code = arena_main(["--engine", "name=good", mover_cmd("good"), "--engine", "name=once", f"cmd={script}",
+                       "--depth", "1", "--games", "3", "--book-order", "--no-progress", "--pdn-out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    games = read_pdn_file(out).games
+    assert len(games) == 3 and all(g.tag("Termination") == G.ENGINE_CRASH for g in games)
+    assert all(g.result == ("1-0" if g.tag("Black") == "good" else "0-1") for g in games)
+
+
 # --- item 15: outputs and matplotlib checked before work ----------------------------------------
 
 @pytest.mark.parametrize("flag", ["--json", "--plot", "--pdn-out"])

@@ -148,3 +148,58 @@ def test_perfect_scores_print_the_same_kind_of_interval_at_any_size():
     losses = [fmt_error(trinomial(0, 0, n)) for n in (1, 4)]
     assert all(t.startswith("-inf [-inf, ") and "inf]" not in t for t in losses), losses
     assert fmt_error(pentanomial([0, 0, 0, 0, 3])).startswith("+inf [")
+
+
+def test_identical_samples_get_an_honest_interval_never_a_zero_width_one():
+    # issue 20 item 9: +1 =2 -1 over 2 opening pairs (a 1-1 pair and a drawn pair) printed "+0.0 +-0.0"
+    st = PairStats("a", "b")
+    for score, pair in ((1.0, 0), (0.0, 0), (0.5, 1), (0.5, 1)):
+        st.add(score, pair)
+    assert st.penta == [0, 0, 2, 0, 0]
+    est = st.pentanomial()
+    assert est.elo == 0.0 and est.elo_error > 300          # Wilson's interval of two samples: wide
+    assert fmt_error(est) == f"+0.0 +-{est.elo_error:.1f}"
+    assert "+-0.0" not in fmt_error(st.trinomial())
+    # an interval that spans every Elo difference says so
+    assert fmt_error(trinomial(1, 0, 1)) == "+0.0 (too few games)"
+    assert fmt_error(pentanomial([0, 0, 1, 0, 0])) == "+0.0 (too few games)"
+    # all draws: the interval narrows with the games but is never a point
+    widths = []
+    for n in (4, 20, 100, 1000):
+        est = trinomial(0, n, 0)
+        assert est.elo == 0.0 and est.elo_low < 0 < est.elo_high
+        widths.append(est.elo_high - est.elo_low)
+    assert widths == sorted(widths, reverse=True) and widths[-1] > 10
+    # pairs all 3/2 points: a finite interval around the score once there are enough of them
+    est = pentanomial([0, 0, 0, 50, 0])
+    assert est.elo == pytest.approx(elo_from_score(0.75))
+    assert est.elo_low < est.elo < est.elo_high and math.isfinite(est.elo_low) and math.isfinite(est.elo_high)
+    # and the Wilson bound of a perfect score is unchanged: [n / (n + z^2), 1]
+    assert trinomial(10, 0, 0).elo_low == pytest.approx(elo_from_score(10 / (10 + 1.959963984540054 ** 2)))
+
+
+def test_plot_band_has_no_gaps_where_a_bound_is_infinite(tmp_path, monkeypatch):
+    # issue 20 item 9: infinite bounds became NaN, so the band vanished there and left a stray edge
+    pytest.importorskip("matplotlib")
+    import matplotlib.axes
+
+    from uci_checkers.arena.plot import write_plot
+
+    bands = []
+    original = matplotlib.axes.Axes.fill_between
+
+    def spy(self, x, y1, y2=0, **kwargs):
+        bands.append((list(y1), list(y2)))
+        return original(self, x, y1, y2, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "fill_between", spy)
+    history = [{"games": 1, "elo": 0.0, "elo_low": -math.inf, "elo_high": math.inf, "llr": None},
+               {"games": 2, "elo": math.inf, "elo_low": 150.0, "elo_high": math.inf, "llr": None},
+               {"games": 3, "elo": 120.0, "elo_low": 10.0, "elo_high": 400.0, "llr": None},
+               {"games": 4, "elo": 60.0, "elo_low": -40.0, "elo_high": 200.0, "llr": None}]
+    assert write_plot(str(tmp_path / "p.png"), "a vs b", history, None) is None
+    (low, high), = bands
+    assert all(math.isfinite(v) for v in low + high), (low, high)
+    assert all(lo <= hi for lo, hi in zip(low, high))
+    assert low[0] == low[1] or low[0] < min(low[2:])      # -inf drawn at the bottom edge
+    assert high[0] == high[1] and high[0] > max(high[2:])  # +inf drawn at the top edge

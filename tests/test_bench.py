@@ -9,7 +9,7 @@ from uci_checkers.tools import bench
 from uci_checkers.rules.position import Position
 
 SIGNATURE_DEPTH = 5
-SIGNATURE = 49124   # learned evaluation, weights w5 (king-aware windows, material counts)
+SIGNATURE = 52688   # learned evaluation, weights w5 (king-aware windows, material counts)
 
 
 def test_positions_valid_and_enough():
@@ -49,3 +49,60 @@ def test_bad_hash_is_refused(capsys):
     with pytest.raises(SystemExit) as exc:
         bench.main(["3", "--hash", "999999999"])
     assert exc.value.code == 2
+
+
+def test_network_evaluation_signature(monkeypatch):
+    """The shipped network (selectable, not the default) has its own fingerprint."""
+    from uci_checkers.search import alphabeta
+    from uci_checkers.search import weights as W
+    network = W.load_weights(W.network_path())
+    monkeypatch.setattr(alphabeta, "default_weights", lambda: network)
+    nodes, _ = bench.run_bench(SIGNATURE_DEPTH)
+    assert nodes == 49327
+
+
+def test_interrupt_reports_the_totals_of_the_finished_positions():
+    # issue 20 item 8: an interrupted bench listed its finished positions but printed zero totals
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    from toolrun import REPO
+
+    proc = subprocess.Popen([sys.executable, "-m", "uci_checkers", "bench", "16"], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    lines: list[str] = []
+    two_done = threading.Event()
+
+    def read() -> None:
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if line.startswith("position  2/"):
+                two_done.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        assert two_done.wait(180), "two bench positions did not finish in time"
+        proc.send_signal(signal.SIGINT)
+        err = proc.stderr.read()
+        proc.wait(timeout=30)
+        reader.join(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    finished = [int(m.group(1)) for line in lines if (m := re.match(r"position +\d+/\d+ +nodes +(\d+)", line))]
+    assert len(finished) >= 2
+    totals = {k.strip(): v for k, _, v in (line.partition(":") for line in lines if ":" in line)}
+    assert totals["Nodes searched"].split()[0] == str(sum(finished)), lines
+    assert "(partial)" in totals["Nodes searched"]
+    assert int(totals["Nodes/second"].split()[0]) > 0
+    assert f"after {len(finished)} of " in totals["Interrupted"]

@@ -121,10 +121,7 @@ def test_edit_of_a_callee_in_another_file_is_not_served_stale(tmp_path):
     pkg = tmp_path / "uci_checkers"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    (pkg / "util").mkdir()
-    (pkg / "util" / "__init__.py").write_text("")
-    for name in ("jit.py", "imports.py"):
-        shutil.copy2(PACKAGE / "util" / name, pkg / "util" / name)
+    shutil.copytree(PACKAGE / "util", pkg / "util", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     (pkg / "probe_outer.py").write_text(PROBE_OUTER)
     (pkg / "probe_inner.py").write_text(PROBE_INNER.format(factor=2))
     env = clean_env(tmp_path)
@@ -310,3 +307,23 @@ def test_editing_a_front_end_keeps_the_cache_but_editing_a_kernel_module_changes
     with open(pkg / "rules" / "movegen.py", "a") as f:
         f.write("\n# a comment in a kernel module\n")
     assert run_json(root, probe, env)["hash"] != before
+
+
+def test_kernel_sources_equal_the_closure_over_the_whole_import_graph():
+    """kernel_sources parses only what it reaches (it runs at every start); the slow, whole-package graph
+    gives the same set."""
+    from uci_checkers.util.imports import import_graph, package_modules
+
+    modules = package_modules(_jit.PACKAGE_DIR)
+    graph = import_graph(modules)
+    me = "uci_checkers.util.jit"
+    todo, seen = [name for name, deps in graph.items() if me in deps] + [me], set()
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(graph[name])
+    for name in list(seen):
+        parts = name.split(".")
+        seen.update(".".join(parts[:k]) for k in range(1, len(parts)) if ".".join(parts[:k]) in modules)
+    assert _jit.kernel_sources() == sorted(modules[name] for name in seen)

@@ -616,7 +616,28 @@ def test_install_writes_the_dll_and_its_ini(windows_dll, tmp_path):
     text = ini.read_text()
     assert "command = uci-checkers" in text and "Hash = 64" in text
     assert (tmp_path / cbtool.HELP_FILE).is_file()
-    assert cbtool.main(["install", str(tmp_path / "missing"), "--dll", str(windows_dll)]) == 1
+    assert cbtool.main(["install", str(tmp_path / "missing"), "--dll", str(windows_dll)]) == 2
+
+
+def test_install_and_exports_input_errors_exit_2_in_one_line(tmp_path, capsys):
+    # issue 20 item 11: these exited 1, and a missing --dll gave a raw "[Errno 2] ..."
+    not_a_dll = tmp_path / "notes.txt"
+    not_a_dll.write_text("hello")
+    cases = [(["install", str(tmp_path), "--dll", str(tmp_path / "missing.dll")], "--dll"),
+             (["install", str(tmp_path / "no-such-folder"), "--dll", str(not_a_dll)], "is not a directory"),
+             (["install", str(tmp_path), "--dll", str(not_a_dll)], "not a readable Windows DLL"),
+             (["exports", str(tmp_path / "missing.dll")], "missing.dll"),
+             (["install"], "required")]
+    for argv, needle in cases:
+        try:
+            code = cbtool.main(argv)
+        except SystemExit as exc:                            # a usage error found by the parser
+            code = exc.code
+        assert code == 2, argv
+        err = capsys.readouterr().err
+        assert needle in err and "Errno" not in err and "Traceback" not in err, (argv, err)
+        assert len(err.strip().splitlines()) == 1, (argv, err)
+    assert list(tmp_path.iterdir()) == [not_a_dll]          # nothing was installed
 
 
 def find_wine() -> Optional[str]:

@@ -84,3 +84,26 @@ def test_an_interrupt_lost_in_a_ctypes_callback_is_still_seen(capsys):
             interrupts.raise_if_interrupted()
     assert not interrupts.interrupted()
     assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", sorted(cli.SUBCOMMANDS))
+def test_every_tool_reports_a_usage_error_in_one_line_with_exit_2(name, capsys):
+    # issue 20 item 11: one convention for every tool; argparse printed its whole usage first
+    try:
+        code = cli.main([name, "--no-such-flag"])
+    except SystemExit as exc:              # argparse ends the parse with SystemExit(2)
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2, (name, err)
+    assert len(err.strip().splitlines()) == 1, (name, err)
+    assert err.startswith(f"uci-checkers {name}") and "Traceback" not in err, (name, err)
+
+
+def test_input_errors_exit_2_in_one_line_without_errno(tmp_path, capsys):
+    # issue 20 item 11: egdb used 1 for a missing directory, and raw "[Errno 2] ..." texts reached users
+    missing = str(tmp_path / "missing")
+    for argv in (["egdb", "info", "--dir", missing], ["egdb", "probe", "--dir", missing, "--fen", "W:WK1:BK32"],
+                 ["analyse", missing + ".pdn"], ["checkerboard", "exports", missing + ".dll"]):
+        assert cli.main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "Errno" not in err and "missing" in err, (argv, err)

@@ -20,7 +20,7 @@ from uci_checkers.egdb import codec, plan, store
 from uci_checkers.egdb.index import Slice, canonical, king_set_counts, men_offsets, slice_size, slices_up_to, \
     successors, unrank_position
 from uci_checkers.egdb.probe import NOT_FOUND, assemble_table, block_error, cache_counters, fork_table, \
-    probe_indices, probe_position
+    probe_indices
 from uci_checkers.rules.position import Position
 from uci_checkers.tools import egdb_command
 
@@ -306,7 +306,7 @@ def test_a_build_states_its_plan_and_reports_progress_off_a_terminal(tmp_path):
     text = stream.getvalue()
     n = len(slices_up_to(3))
     assert text.startswith(f"plan: {n} of {n} slices to solve") and "GB of work arrays" in text
-    assert "  ... " in text                                   # a progress line inside a slice
+    assert "egdb build:  " in text and "%  0m1k-0m1k" in text    # plain progress lines inside a slice (util.progress)
     stream = io.StringIO()
     assert egbuild.build(tmp_path, 3, stream=stream) == 0
     assert "(already built)" in stream.getvalue() and "plan:" not in stream.getvalue()

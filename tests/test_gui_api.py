@@ -239,3 +239,41 @@ def test_command_line_refusals_are_one_line(capsys):
     assert main(["--no-browser", "--engine", "python"]) == 2
     assert capsys.readouterr().err == ("uci-checkers gui: --engine takes KEY=VALUE words (cmd=, dir=, "
                                        "option.NAME=), not 'python'\n")
+
+
+LOADED_GAME = ('[Event "club night"]\n[Black "Ann"]\n[White "Bob"]\n[Result "1-0"]\n'
+               '{from the club book} 1. 11-15 {the Old Fourteenth?} 23-19 2. 8-11 $1 22-17 {White resigned here} 1-0\n')
+
+
+def test_save_pdn_keeps_a_loaded_games_result_and_annotations(client):
+    s = new(client, mode="analysis", position="setup", setup_text=LOADED_GAME)
+    pdn = client.get(f"/api/matches/{s['id']}/pdn").text
+    assert '[Result "1-0"]' in pdn and pdn.rstrip().endswith("1-0")
+    for kept in ('[Event "club night"]', '[Black "Ann"]', "{from the club book}", "{the Old Fourteenth?}",
+                 "8-11 $1", "{White resigned here}"):
+        assert kept in pdn, (kept, pdn)
+    # stepping back does not change the game that is saved
+    s = client.post(f"/api/matches/{s['id']}/goto", json={"ply": 2}).json()
+    assert client.get(f"/api/matches/{s['id']}/pdn").text == pdn
+    # another move from there: a new line, ongoing; the annotations of the moves it shares stay
+    s = step(client, s, 9, 13).json()
+    pdn = client.get(f"/api/matches/{s['id']}/pdn").text
+    assert '[Result "*"]' in pdn and "{the Old Fourteenth?}" in pdn
+    assert "$1" not in pdn and "resigned" not in pdn and "9-13" in pdn
+
+
+def test_save_pdn_of_an_analysis_line_that_ends_the_game(client):
+    s = new(client, mode="analysis", position="practice")
+    s = step(client, step(client, s, 9, 18).json(), 18, 27).json()
+    assert s["result"]["pdn"] == "1-0"
+    pdn = client.get(f"/api/matches/{s['id']}/pdn").text
+    assert '[Result "1-0"]' in pdn and "9x18x27 1-0" in pdn
+
+
+def test_every_board_has_its_own_position_id(client):
+    s = new(client, mode="analysis", position="setup", setup_text="1. 11-15 23-19 *")
+    other = new(client, mode="analysis", position="setup", setup_text="1. 11-15 23-19 *")
+    assert s["position_id"] != other["position_id"]
+    back = client.post(f"/api/matches/{s['id']}/goto", json={"ply": 1}).json()
+    assert back["position_id"] not in (s["position_id"], other["position_id"])
+    assert client.get(f"/api/matches/{s['id']}").json()["position_id"] == back["position_id"]

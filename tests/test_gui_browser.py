@@ -1,8 +1,11 @@
 """The page in a real headless Chromium (Debian's ``chromium`` driven by Playwright), against a real server.
 
 One server (``uci-checkers gui --no-browser``, hosting this package's engine) and one
-browser serve the whole module.  A missing browser is a failure, not a skip:
-``.ci/run`` installs it.  ``GUI_SCREENSHOT=path.png`` saves the README's screenshot.
+browser serve the whole module.  Without Debian's chromium these tests are skipped with
+the package to install (so the README's test command passes on a fresh machine);
+``UCI_CHECKERS_REQUIRE_BROWSER=1`` (set by ``.ci/run``, which installs it) makes a missing
+browser a failure.  Playwright drives the system browser (``executable_path``): it needs
+no browser download of its own.  ``GUI_SCREENSHOT=path.png`` saves the README's screenshot.
 """
 from __future__ import annotations
 
@@ -24,6 +27,14 @@ CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ENGINE_WAIT_MS = 240_000          # the first reply may wait for a cold numba compile
+REQUIRE_BROWSER = os.environ.get("UCI_CHECKERS_REQUIRE_BROWSER") == "1"
+
+
+def missing(reason: str) -> None:
+    """A missing browser or driver: a skip that says what to install, or a failure where CI requires it."""
+    if REQUIRE_BROWSER:
+        pytest.fail(f"{reason} (required here: UCI_CHECKERS_REQUIRE_BROWSER=1)")
+    pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
@@ -54,12 +65,12 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
+    if not Path(CHROMIUM).exists():
+        missing(f"no browser at {CHROMIUM}: install Debian's chromium (apt-get install chromium)")
     try:
         from playwright import sync_api as playwright_api
     except ImportError:
-        pytest.fail("playwright is missing: pip install -e '.[test]'")
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"no browser at {CHROMIUM}: install Debian's chromium (apt-get install chromium)")
+        missing("playwright is missing: pip install -e '.[test]'")
     profile = tempfile.mkdtemp(prefix="gui-test-profile-")
     with playwright_api.sync_playwright() as p:
         context = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS,
@@ -310,3 +321,74 @@ def test_analysis_streams_evaluations(page):
     page.click("#engine-toggle")
     pdn = page.evaluate("fetch(document.getElementById('a-save-pdn').href).then(r => r.text())")
     assert "1. 11-15 23-19 2. 8-11 22-17" in pdn and '[Event "test"]' in pdn
+
+
+def analyse(page, text):
+    """Load ``text`` (FEN or PDN) on the analysis board; returns the new board's position id."""
+    before = page.get_attribute("#a-board", "data-position") if page.is_visible("#analysis-main") else None
+    page.fill("#load-text", text)
+    page.click("#load")
+    page.wait_for_selector("#analysis-main:not([hidden])")
+    page.wait_for_function("v => { const p = document.getElementById('a-board').dataset.position;"
+                           " return !!p && p !== v; }", arg=before)
+    return page.get_attribute("#a-board", "data-position")
+
+
+def test_load_clears_the_old_analysis_and_lines_belong_to_the_board(page):
+    open_page(page)
+    page.click("#nav-analyse")
+    page.fill("#load-text", "")                                # the standard start
+    page.click("#load")
+    page.wait_for_selector("#analysis-main:not([hidden])")
+    page.click("#engine-toggle")
+    page.wait_for_function("document.querySelectorAll('#lines li').length === 3", timeout=ENGINE_WAIT_MS)
+    page.fill("#load-text", "B:W28:B5,6,7,8,9")
+    page.click("#load")
+    page.wait_for_function("document.querySelectorAll('#a-board .piece').length === 6")
+    # nothing of the start position's analysis is left: no lines, no depth line, an even bar
+    assert page.locator("#lines li").count() == 0
+    assert page.inner_text("#a-depth") == ""
+    assert page.inner_text("#eval-text") == "0.00"
+    assert page.get_attribute("#eval-bar", "aria-valuetext") == "no evaluation yet"
+    assert page.inner_text("#engine-toggle") == "Start engine"
+    page.click("#engine-toggle")
+    page.wait_for_function("document.querySelectorAll('#lines li').length > 0", timeout=ENGINE_WAIT_MS)
+    assert page.get_attribute("#lines", "data-position") == page.get_attribute("#a-board", "data-position")
+    # stepping through a game: whatever is shown belongs to the board on screen
+    analyse(page, "1. 11-15 23-19 2. 8-11 22-17 *")
+    page.click("#engine-toggle")
+    page.wait_for_function("document.querySelectorAll('#lines li').length > 0", timeout=ENGINE_WAIT_MS)
+    for button in ("#a-back", "#a-back", "#a-forward", "#a-first", "#a-last"):
+        page.click(button)
+        for _ in range(10):
+            shown = page.evaluate("[document.querySelectorAll('#lines li').length,"
+                                  " document.getElementById('lines').dataset.position,"
+                                  " document.getElementById('a-board').dataset.position]")
+            assert shown[0] == 0 or shown[1] == shown[2], shown
+            time.sleep(0.03)
+    page.click("#engine-toggle")
+
+
+def test_a_piece_that_cannot_move_is_explained_once(page):
+    start(page, seed="explain")
+    wait_for_player(page)
+    assert page.inner_text("#hint") == "Select a ringed piece, then a marked square."
+    square(page, 2)                                            # Red's back-row man: it cannot move yet
+    page.wait_for_function("document.getElementById('error').textContent !== ''")
+    assert page.inner_text("#error") == "The piece on 2 cannot move. Select a ringed piece."
+    assert page.is_hidden("#hint")
+    assert page.inner_text("main").count("Select a ringed piece") == 1
+    square(page, 18)                                           # an empty square
+    page.wait_for_function("document.getElementById('error').textContent.startsWith('Square 18')")
+    assert page.inner_text("#error") == "Square 18 holds no Red piece: select a ringed piece."
+    square(page, 11)                                           # a ringed piece: the hint is back
+    assert page.inner_text("#error") == "" and page.is_visible("#hint")
+    assert page.inner_text("#hint") == "Selected 11. Choose a marked destination."
+
+
+def test_the_page_says_it_is_local(page):
+    open_page(page)
+    assert page.title() == "Checkers · uci_checkers"
+    assert page.inner_text("h1") == "Checkers"
+    assert "Online" not in page.inner_text("body")
+    assert "nothing is fetched from the internet" in page.inner_text("#setup-view")

@@ -1,7 +1,9 @@
 """The training pipeline end to end on a tiny generated set, and the weights file format."""
 from __future__ import annotations
 
+import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -79,6 +81,29 @@ def test_training_is_reproducible(shards):
     assert np.array_equal(w1, w2)
 
 
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_selfplay_and_train_progress_is_plain_lines_in_a_log_and_live_on_a_terminal(shards, tmp_path):
+    # issue 20 item 12: \r updates went to a log file too, which then held one endless line
+    log = io.StringIO()
+    selfplay.generate(tmp_path / "a", games=4, config=TINY, jobs=1, shard_size=4, progress=log)
+    data = load_shards([shards])
+    cfg = train.TrainConfig(epochs=2, batch=128, val_share=0.25, seed=4)
+    train.train(data, cfg, progress=log)
+    text = log.getvalue()
+    assert "\r" not in text and "\x1b" not in text
+    lines = text.splitlines()
+    assert lines[0].startswith("selfplay: 4/4 games ")
+    assert [ln.split(":")[0] for ln in lines[1:]] == ["epoch 1/2", "epoch 2/2"]
+    tty = _Tty()
+    selfplay.generate(tmp_path / "b", games=4, config=TINY, jobs=1, shard_size=4, progress=tty)
+    train.train(data, cfg, progress=tty)
+    assert "\rselfplay [" in tty.getvalue().replace("\x1b[2K", "") and "\rtrain [" in tty.getvalue().replace("\x1b[2K", "")
+
+
 def test_split_keeps_games_whole(shards):
     data = load_shards([shards])
     tr, va = train.split_by_game(data, 0.3, seed=2)
@@ -96,6 +121,21 @@ def test_train_cli_end_to_end(shards, tmp_path):
     assert "epoch 2/2: train log-loss" in proc.stderr
     header = W.load_weights(out).header
     assert header["provenance"]["data_files"] == 3 and len(header["provenance"]["data_digest"]) == 64
+
+
+def test_train_writes_a_new_file_by_default_and_never_the_shipped_weights(shards, tmp_path):
+    # issue 20 item 13: without --out, train wrote over uci_checkers/data/eval.weights
+    shipped = W.default_path().read_bytes()
+    cmd = [sys.executable, "-m", "uci_checkers", "train", "--data", str(shards), "--epochs", "1", "--batch", "512"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert W.load_weights(tmp_path / "trained.weights").checksum == json.loads(proc.stdout)["checksum"]
+    assert W.default_path().read_bytes() == shipped
+    again = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 2 and "exists" in again.stderr and len(again.stderr.strip().splitlines()) == 1
+    assert subprocess.run(cmd + ["--overwrite"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600).returncode == 0
 
 
 def test_train_cli_refuses_missing_data(tmp_path):
@@ -185,7 +225,7 @@ def test_validate_tool_on_tiny_files(tmp_path):
     report = json.loads(proc.stdout)
     assert report["puzzles"]["puzzles"] == 2 and report["puzzles"]["skipped_invalid"] == 1
     assert report["puzzles"]["by_result"] == {"black_wins": "1/1", "draw": "1/1"}
-    sg = report["strong_games"]
+    sg = report["games"]
     assert sg["positions"] == 8 and sg["move_sample"] == 3 and 0 <= sg["move_agreement"] <= 1
 
 

@@ -33,7 +33,8 @@ SUBCOMMANDS = {
     "gui": ("uci_checkers.gui.server", "play or analyse in a browser: gui [--port P] [--no-browser] [--engine cmd=...]"),
     "selfplay": ("uci_checkers.learn.selfplay", "play fast self-play games into shards of labelled positions"),
     "train": ("uci_checkers.learn.train", "fit the evaluation weights to self-play shards"),
-    "validate": ("uci_checkers.learn.validate", "score the evaluation on strong games and book puzzles"),
+    "train-net": ("uci_checkers.learn.train_net", "fit the network evaluation to self-play shards (needs PyTorch)"),
+    "validate": ("uci_checkers.learn.validate", "score the evaluation on held-out games (and a puzzle file, if you have one)"),
 }
 
 # Subcommands that play or search with the package's evaluation: checked before they start.

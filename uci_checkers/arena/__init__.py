@@ -44,7 +44,11 @@ Termination reasons (PDN ``Termination``): ``no legal moves``, ``threefold
 repetition``, ``no progress``, ``ply cap``, ``time forfeit``, ``illegal move``
 (malformed, illegal, ambiguous, or ``bestmove (none)`` with legal moves),
 ``engine crash`` and ``engine timeout`` (no ``uciok``/``readyok``/``bestmove``).
-A crashed or hung engine is restarted for its next game.
+A crashed or hung engine is restarted for its next game.  An engine whose very
+first start fails (it exits, or never answers ``uci``/``isready``: a typo in its
+command, a program that does not speak the protocol) stops the match at once
+with exit status 2 and the engine's last stderr lines; on Ray every game starts
+its own engines, so there any failed start does.
 
 Before the first game everything given is checked: numbers, the engine commands
 (they must exist), the output files (their directories must be writable) and,
@@ -54,9 +58,12 @@ for ``--plot``, matplotlib.  An engine that has no option of a name given with
 games were played with other limits.  The arena warns on stderr when an engine's
 ``Move Overhead`` takes most or all of a fixed ``--movetime``.
 
-Exit status: 0 when the match ran, 2 for bad arguments (or an engine that cannot
-start or refuses its options), 3 when the backend could not start (e.g. Ray
-missing), 130 when interrupted (SIGINT/SIGTERM; continue with ``--resume``).
+Exit status (the tools' convention, :mod:`uci_checkers.util.commandline`): 0 when
+the match ran; 2 for bad arguments, an engine that cannot start, fails its first
+start or refuses its options, or a backend that cannot start (e.g. Ray missing or
+its cluster unreachable); 130 when interrupted (SIGINT/SIGTERM; continue with
+``--resume``).  Each error is one line on stderr (a failed start adds the
+engine's last stderr lines).
 """
 from __future__ import annotations
 
@@ -65,6 +72,7 @@ import shlex
 import sys
 from typing import Optional, Sequence
 
+from ..util.commandline import ToolParser
 from .engine import EngineConfig, EngineConfigError, Limits, Timeouts, parse_tc
 
 __all__ = ["main", "build_parser", "engines_from_args"]
@@ -74,7 +82,7 @@ _LIMIT_KEYS = ("tc", "movetime", "depth", "nodes")
 
 def build_parser() -> argparse.ArgumentParser:
     doc = __doc__ or ""
-    p = argparse.ArgumentParser(
+    p = ToolParser(
         prog="uci-checkers match", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Engine-vs-engine matches and tournaments for protocol.md engines.",
         epilog=doc[doc.index("Examples::"):])
@@ -330,7 +338,7 @@ def _main(argv: Optional[Sequence[str]]) -> int:
         backend = make_backend(args.backend, settings, args.concurrency, args.address, log)
         result = match.run(backend)
     except BackendError as exc:
-        return fail(str(exc), 3)
+        return fail(str(exc))
     except EngineConfigError as exc:     # an engine refused its options or could not be started
         status = fail(str(exc))
         if match.finished == match.resumed:

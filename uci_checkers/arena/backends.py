@@ -51,9 +51,10 @@ class LocalBackend:
         no_more = threading.Event()       # stop handing out games (SPRT decided)
         abort = threading.Event()         # interrupted: abandon games in progress
         pools: list[EnginePool] = []
+        started: set[str] = set()         # engines that got through a start in any worker
 
         def worker() -> None:
-            pool = EnginePool(self.settings, self.log)
+            pool = EnginePool(self.settings, self.log, started)
             pools.append(pool)
             try:
                 while not no_more.is_set() and not abort.is_set():

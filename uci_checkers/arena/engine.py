@@ -19,8 +19,13 @@ lost game:
 Both subclass :class:`EngineError` (a ``RuntimeError``: these are faults of the
 engine process).  Faults of the description given by the user are
 :class:`EngineConfigError`: :class:`EngineStartError` (the command cannot be
-started) and :class:`EngineOptionError` (an option the engine does not have, or
-a value it refuses); the arena stops at once with exit status 2 for those.
+started, or the engine never got through its first start: see
+:meth:`EngineProcess.failure_report`) and :class:`EngineOptionError` (an option
+the engine does not have, or a value it refuses); the arena stops at once with
+exit status 2 for those.
+
+The engine's stderr is read by a daemon thread of its own, which keeps its last
+lines (and logs every line with ``--debug``): a failed start is reported with them.
 """
 from __future__ import annotations
 
@@ -30,9 +35,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import IO, Callable, Optional
 
 from ..util.linereader import EndOfOutput, LineTimeout, StampedLineReader
 
@@ -190,6 +197,41 @@ class Reply:
     late: bool = False           # True when the wait ran past its deadline (no move taken)
 
 
+STDERR_TAIL = 8          # stderr lines kept for the report of a failed start
+STDOUT_TAIL = 4          # stdout lines kept likewise (an engine that does not speak the protocol)
+
+
+class _TailReader:
+    """The last lines of a stream (an engine's stderr), read to its end by a daemon thread so the
+    engine can never block on a full pipe; every line also goes to ``log`` when given."""
+
+    def __init__(self, stream: IO[str], name: str, log: Optional[Callable[[str], None]] = None) -> None:
+        self.lines: deque[str] = deque(maxlen=STDERR_TAIL)
+        self._log = log
+        self._name = name
+        self._thread = threading.Thread(target=self._read, args=(stream,), name=f"stderr-{name}", daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: IO[str]) -> None:
+        try:
+            for line in stream:
+                text = line.rstrip("\r\n")
+                self.lines.append(text)
+                if self._log:
+                    self._log(f"{self._name} stderr: {text}")
+        except (OSError, ValueError):
+            pass
+        try:
+            stream.close()
+        except (OSError, ValueError):
+            pass
+
+    def finish(self, timeout: float) -> list[str]:
+        """The kept lines once the stream has ended (or after ``timeout`` s, whatever was read)."""
+        self._thread.join(timeout)
+        return list(self.lines)
+
+
 class EngineProcess:
     """One running engine.  Not thread-safe: one game runner thread drives it."""
 
@@ -204,6 +246,8 @@ class EngineProcess:
         self.declared_options: dict[str, str] = {}   # lower-case name -> name as declared
         self.option_defaults: dict[str, str] = {}    # lower-case name -> declared default
         self.last_line_at = 0.0                      # monotonic time the reader received the last line
+        self.stderr: Optional[_TailReader] = None
+        self.stdout_tail: deque[str] = deque(maxlen=STDOUT_TAIL)
 
     # --- process ------------------------------------------------------------
     @property
@@ -215,14 +259,15 @@ class EngineProcess:
         cmd = self.config.resolved_command()
         try:
             self.proc = subprocess.Popen(
-                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 cwd=self.config.cwd or None, text=True, encoding="utf-8", errors="replace",
                 bufsize=1, env=_engine_env(self.config.command is None),
                 start_new_session=True)   # Ctrl-C reaches the arena, which stops engines itself
         except OSError as exc:
             raise EngineStartError(f"cannot start {cmd[0]!r}: {exc}") from exc
-        assert self.proc.stdout is not None
+        assert self.proc.stdout is not None and self.proc.stderr is not None
         self.reader = StampedLineReader(self.proc.stdout, f"reader-{self.config.name}")
+        self.stderr = _TailReader(self.proc.stderr, self.config.name, self.log)
         self.send("uci")
         deadline = time.monotonic() + self.timeouts.uciok
         while True:
@@ -274,9 +319,23 @@ class EngineProcess:
                 except subprocess.TimeoutExpired:
                     pass
             raise EngineCrashed(self._exit_text() + f" while waiting for {waiting_for}") from None
+        self.stdout_tail.append(line)
         if self.log:
             self.log(f"{self.config.name} > {line}")
         return line
+
+    def failure_report(self) -> list[str]:
+        """Why the engine may have failed, for the user: its last stderr lines (or, when it wrote
+        none, its last output lines).  Kills the process group first, so its pipes end."""
+        self.kill()
+        tail = self.stderr.finish(1.0) if self.stderr is not None else []
+        name = self.config.name
+        if tail:
+            return [f"{name} stderr: {line}" for line in tail]
+        if self.stdout_tail:
+            return [f"{name} wrote nothing on stderr; its last output: "
+                    + ", ".join(repr(line[:80]) for line in self.stdout_tail)]
+        return [f"{name} wrote nothing on stderr or stdout"]
 
     def _exit_text(self) -> str:
         if self.proc is None:

@@ -52,7 +52,8 @@ from typing import Callable, Optional
 from ..rules.notation import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, NotationError
 from ..rules.pdn import PdnGame, write_game
 from ..rules.position import DEFAULT_NO_PROGRESS_PLIES, GameStatus, Position
-from .engine import EngineConfig, EngineConfigError, EngineCrashed, EngineError, EngineProcess, EngineTimeout, Limits, Timeouts
+from .engine import (EngineConfig, EngineConfigError, EngineCrashed, EngineError, EngineProcess, EngineStartError,
+                     EngineTimeout, Limits, Timeouts)
 from .openings import START_FEN, Opening
 
 # Termination tag values (PDN ``[Termination "..."]``).
@@ -191,18 +192,27 @@ def time_warnings(limits: Limits, move_overhead_ms: Optional[int]) -> list[str]:
 
 
 class EnginePool:
-    """The engine processes one worker drives, started on first use and restarted after a failure."""
+    """The engine processes one worker drives, started on first use and restarted after a failure.
 
-    def __init__(self, settings: Settings, log: Optional[Callable[[str], None]] = None) -> None:
+    ``started`` names the engines that have got through a start at least once; pools of one
+    match share it (the local backend's workers), so that only an engine that never started
+    anywhere counts as one that cannot start.
+    """
+
+    def __init__(self, settings: Settings, log: Optional[Callable[[str], None]] = None,
+                 started: Optional[set[str]] = None) -> None:
         self.settings = settings
         self.log = log
         self.engines: dict[str, EngineProcess] = {}
+        self.started = started if started is not None else set()
 
     def prepare(self, config: EngineConfig) -> EngineProcess:
         """A running engine that has just answered ``ucinewgame``/``isready``.
 
         Raises :class:`EngineError` (the process is discarded) when it cannot get there, and
-        :class:`EngineConfigError` when its command or options are wrong (no game can be played).
+        :class:`EngineConfigError` when its command or options are wrong (no game can be played):
+        :class:`EngineStartError`, with the engine's last stderr lines, when its first start
+        fails (a typo in the command, a program that exits or does not speak the protocol).
         """
         eng = self.engines.get(config.name)
         if eng is not None and not eng.alive:
@@ -212,7 +222,14 @@ class EnginePool:
             if eng is None:
                 eng = EngineProcess(config, self.settings.timeouts, self.log)
                 self.engines[config.name] = eng
-                eng.start()
+                try:
+                    eng.start()
+                except EngineError as exc:
+                    if config.name in self.started:
+                        raise            # it has started before: a crash, the game is lost
+                    raise EngineStartError("\n  ".join(
+                        [f"engine {config.describe()} could not start: {exc}"] + eng.failure_report())) from None
+                self.started.add(config.name)
                 if eng.has_option("NoProgressPlies") and not any(
                         k.lower() == "noprogressplies" for k in config.options):
                     eng.set_option("NoProgressPlies", str(self.settings.no_progress_plies))

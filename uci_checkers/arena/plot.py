@@ -20,6 +20,31 @@ def plot_available() -> Optional[str]:
     return None
 
 
+VIEW_ELO = 800.0      # the Elo axis shows at most +-this: early intervals are far wider
+
+
+def band(history: Sequence[dict]) -> tuple[list[float], list[float], list[float], tuple[float, float]]:
+    """The Elo line, the 95% band's lower and upper edges, and the axis limits.
+
+    An infinite (or off-scale) bound is drawn at the edge of the axis, so the band never has a gap
+    (NaN would cut it and leave a stray edge); an infinite estimate is left out of the line.
+    """
+    finite = [v for h in history for v in (h["elo"], h["elo_low"], h["elo_high"])
+              if v is not None and math.isfinite(v)]
+    top = min(VIEW_ELO, max([50.0] + [v for v in finite if v > 0]) * 1.1)
+    bottom = max(-VIEW_ELO, min([-50.0] + [v for v in finite if v < 0]) * 1.1)
+
+    def clip(v: Optional[float], missing: float) -> float:
+        if v is None or math.isnan(v):
+            return missing
+        return min(top, max(bottom, v))
+
+    elo = [h["elo"] if h["elo"] is not None and math.isfinite(h["elo"]) else float("nan") for h in history]
+    low = [clip(h["elo_low"], bottom) for h in history]
+    high = [clip(h["elo_high"], top) for h in history]
+    return elo, low, high, (bottom, top)
+
+
 def write_plot(path: str, title: str, history: Sequence[dict], bounds: Optional[tuple[float, float]]
                ) -> Optional[str]:
     """Write the PNG; return ``None`` on success or a reason why no plot was written.
@@ -36,18 +61,15 @@ def write_plot(path: str, title: str, history: Sequence[dict], bounds: Optional[
     if not history:
         return "no games: no plot written"
 
-    def finite(v: float) -> float:
-        return float("nan") if v is None or math.isinf(v) else v
-
     games = [h["games"] for h in history]
+    elo, low, high, limits = band(history)
     with_llr = bounds is not None and any(h.get("llr") is not None for h in history)
     fig, axes = plt.subplots(2 if with_llr else 1, 1, figsize=(8, 6 if with_llr else 4), sharex=True,
                              squeeze=False)
     ax = axes[0][0]
-    ax.plot(games, [finite(h["elo"]) for h in history], color="tab:blue", label="Elo")
-    ax.fill_between(games, [finite(h["elo_low"]) for h in history],
-                    [finite(h["elo_high"]) for h in history], color="tab:blue", alpha=0.2,
-                    label="95% interval")
+    ax.plot(games, elo, color="tab:blue", label="Elo")
+    ax.fill_between(games, low, high, color="tab:blue", alpha=0.2, label="95% interval")
+    ax.set_ylim(*limits)
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_ylabel("Elo difference")
     ax.set_title(title)

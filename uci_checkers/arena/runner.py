@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Optional, TextIO
 
 from ..util.atomicfile import write_text_atomic
+from ..util.progress import Progress, is_terminal
 from ..rules.pdn import PdnError, read_pdn_file, write_game
 from .engine import EngineConfig
 from .game import GameJob, GameRecord, Settings, limits_tag, time_control_tag
@@ -101,7 +102,8 @@ class Match:
         self.pdn_out = pdn_out
         self.sprt = sprt
         self.progress = progress
-        self.progress_live = progress_live
+        # a line per game (every=0); on a terminal one live line with a bar, games of note above it
+        self._bar = Progress(progress, live=progress_live, every=0, width=20)
         pairs = pairings(len(engines), tournament)
         self.stats = [PairStats(engines[i].name, engines[j].name) for i, j in pairs]
         self.history: list[list[dict]] = [[] for _ in pairs]
@@ -225,7 +227,7 @@ class Match:
         return self.decision is None
 
     def _show_progress(self, record: Optional[GameRecord]) -> None:
-        """One line per game, or on a terminal a single live line with a bar.
+        """One line per game, or on a terminal a single live line with a bar (:mod:`uci_checkers.util.progress`).
 
         Games that did not end by the rules (a forfeit, a crash, the ply cap) get a
         line of their own that stays on screen.
@@ -243,25 +245,17 @@ class Match:
                                                               "no progress"):
             note = f"game {record.number} ({record.black} - {record.white}) {record.result}: " \
                    f"{record.termination}" + (f" - {record.detail}" if record.detail else "")
-        if self.progress_live:
-            width = 20
-            filled = int(width * self.finished / self.total) if self.total else width
-            bar = "#" * filled + "." * (width - filled)
+        if self._bar.live:
             if note:
-                self.progress.write("\r\x1b[2K" + note + "\n")
-            self.progress.write(f"\r\x1b[2K[{bar}] " + text)
+                self._bar.note(note)
+            self._bar.update(text, self.finished / self.total if self.total else 1.0, force=True)
         else:
-            if note:
-                text += f"  ({note})"
-            self.progress.write(text + "\n")
-        self.progress.flush()
+            self._bar.update(text + (f"  ({note})" if note else ""), force=True)
 
     def run(self, backend) -> MatchResult:
         if self.jobs and self.decision is None:
             backend.run(self.jobs, self.on_result)
-        if self.progress is not None and self.progress_live:
-            self.progress.write("\n")
-            self.progress.flush()
+        self._bar.close()
         return MatchResult(self.stats, self.finished, self.resumed, self.decision, self.last_llr,
                            self.decision is not None and self.finished < self.total, self.history)
 
@@ -346,8 +340,5 @@ def write_json(path: str, data: dict) -> None:
 
 
 def stderr_is_tty() -> bool:
-    try:
-        return sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
+    return is_terminal(sys.stderr)
 

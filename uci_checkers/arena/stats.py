@@ -5,10 +5,13 @@ Model: the logistic Elo curve, ``score = 1 / (1 + 10 ** (-elo / 400))``.
 *Trinomial*: every game is an independent sample worth 1, 1/2 or 0.  The mean
 score's standard error is ``sqrt(var / n)`` with the sample variance of the
 per-game scores; the 95% interval is ``mean +- 1.96 * se`` mapped through the
-Elo curve (so it is not symmetric in Elo).  A perfect or nil score (every game won,
-or every game lost) has no spread to measure: its interval is Wilson's,
-``[n / (n + 1.96^2), 1]`` in score, so a perfect result always prints as
-``+inf [+x, +inf]`` with ``x`` growing with the number of games.
+Elo curve (so it is not symmetric in Elo).  Samples that are all the same (every
+game won, every game drawn, every opening pair split 1-1) have no spread to
+measure, and the normal interval would be a point (``+-0.0``): their interval is
+Wilson's score interval, which assumes the largest spread a score of that mean can
+have.  A perfect score then prints as ``+inf [+x, +inf]`` (``[n / (n + 1.96^2), 1]``
+in score, ``x`` growing with the number of games), two drawn pairs as ``+0.0 (too
+few games)``: an interval that spans every Elo difference is printed as that.
 
 *Pentanomial*: games come in opening pairs (the same opening, colours
 reversed).  A pair scores 0, 1/2, 1, 3/2 or 2 points; counting pairs in those
@@ -76,17 +79,25 @@ def estimate(values: Sequence[float], counts: Sequence[float]) -> Optional[Estim
         return None
     mean = sum(v * c for v, c in zip(values, counts)) / n
     var = sum(c * (v - mean) ** 2 for v, c in zip(values, counts)) / n
-    if var == 0.0 and mean in (0.0, 1.0):
-        # A perfect (or nil) score: the normal interval would collapse to a point (or, for one
-        # game, span everything).  Wilson's bound gives the same kind of answer for every n:
-        # the far end is infinite, the near end finite and widening as n shrinks.
+    if var < 1e-12 and (n >= 2 or mean in (0.0, 1.0)):
+        # Every sample the same (all won, all drawn, every pair 1-1): there is no spread to
+        # measure, and the normal interval would collapse to a point.  Wilson's score interval
+        # takes the largest spread a sample of this mean can have (a win-or-loss coin): at a
+        # perfect score its far end is infinite and its near end finite, widening as n shrinks.
         se = 0.0
-        bound = n / (n + Z95 * Z95)
-        lo, hi = (bound, 1.0) if mean == 1.0 else (0.0, 1.0 - bound)
+        lo, hi = wilson(mean, n)
     else:
         se = math.sqrt(var / n) if n >= 2 else math.inf     # one sample says nothing about spread
         lo, hi = mean - Z95 * se, mean + Z95 * se
     return Estimate(n, mean, se, elo_from_score(mean), elo_from_score(lo), elo_from_score(hi))
+
+
+def wilson(p: float, n: float) -> tuple[float, float]:
+    """Wilson's 95% score interval of a proportion ``p`` seen over ``n`` samples (within [0, 1])."""
+    z2 = Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def trinomial(wins: int, draws: int, losses: int) -> Optional[Estimate]:
@@ -163,10 +174,18 @@ def fmt_elo(value: float) -> str:
     return f"{value:+.1f}"
 
 
+def too_few(est: Optional[Estimate]) -> bool:
+    """No games, or an interval that spans every Elo difference: the games say nothing yet."""
+    return est is None or (math.isinf(est.elo_low) and math.isinf(est.elo_high))
+
+
 def fmt_error(est: Optional[Estimate]) -> str:
-    """``+12.3 +-8.1`` (symmetrised) or ``+12.3 [-1.0, +25.2]`` when clearly lopsided."""
+    """``+12.3 +-8.1`` (symmetrised), ``+inf [+93.1, +inf]`` when a bound is infinite, or
+    ``+0.0 (too few games)`` when the interval spans everything."""
     if est is None:
         return "-"
+    if too_few(est):
+        return f"{fmt_elo(est.elo)} (too few games)"
     if math.isinf(est.elo_low) or math.isinf(est.elo_high) or math.isinf(est.elo):
         return f"{fmt_elo(est.elo)} [{fmt_elo(est.elo_low)}, {fmt_elo(est.elo_high)}]"
     return f"{fmt_elo(est.elo)} +-{est.elo_error:.1f}"

@@ -30,6 +30,7 @@ from typing import Callable, Optional, TextIO
 
 import numpy as np
 
+from ..util.progress import PLAIN_EVERY_S, Progress as ProgressLine
 from . import solve as sv
 from .index import Slice, king_set_counts, men_offsets, slice_size, slices_up_to, successors
 from .plan import CHECK, CONVERT, SOLVE, SOLVER_BYTES, Plan, Step, make_plan
@@ -151,44 +152,22 @@ def _check_stats(s: Slice, stats: np.ndarray) -> None:
 # The resumable build
 # =============================================================================
 class ProgressBar:
-    """Progress on a stream: on a terminal one line rewritten in place; otherwise a line per slice and,
-    during a long slice, a line every ``every`` seconds (a build in the background can be followed)."""
+    """The build's progress (:class:`~uci_checkers.util.progress.Progress`): on a terminal one live line with
+    the whole build's share and the current slice's, elsewhere a plain line every half minute; a line per
+    slice in both cases (plain lines every ``every`` seconds)."""
 
-    def __init__(self, stream: TextIO, total_positions: int, quiet: bool = False, every: float = 60.0) -> None:
-        self.stream = stream
+    def __init__(self, stream: TextIO, total_positions: int, quiet: bool = False,
+                 every: float = PLAIN_EVERY_S) -> None:
         self.total = max(1, total_positions)
         self.done = 0
-        self.quiet = quiet
-        self.tty = hasattr(stream, "isatty") and stream.isatty()
-        self.every = every
-        self._last = time.monotonic()
-        self._started = time.monotonic()
+        self.progress = ProgressLine(None if quiet else stream, "egdb build", every=every)
 
     def update(self, label: str, fraction: float, current: int) -> None:
-        if self.quiet:
-            return
-        now = time.monotonic()
-        if self.tty and now - self._last < 0.2 and fraction < 1.0 or not self.tty and now - self._last < self.every:
-            return
-        self._last = now
         overall = (self.done + fraction * current) / self.total
-        if self.tty:
-            width = 30
-            filled = int(width * overall)
-            self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {100 * overall:5.1f}%  {label:<14} "
-                              f"{100 * fraction:5.1f}% ")
-        else:
-            self.stream.write(f"  ... {label} {100 * fraction:5.1f}%, all slices {100 * overall:5.1f}% "
-                              f"({time.monotonic() - self._started:.0f} s)\n")
-        self.stream.flush()
+        self.progress.update(f"{100 * overall:5.1f}%  {label:<14} {100 * fraction:5.1f}%", overall)
 
     def line(self, text: str) -> None:
-        if self.quiet:
-            return
-        if self.tty:
-            self.stream.write("\r" + " " * 70 + "\r")
-        self.stream.write(text + "\n")
-        self.stream.flush()
+        self.progress.note(text)
 
 
 def _slice_line(s: Slice, positions: int, max_distance: int, results: tuple[int, int, int], seconds: float,
@@ -341,7 +320,7 @@ def build_plan(directory: Path, pieces: int, jobs: int = 1, distance_pieces: int
 
 def build(directory: Path, pieces: int, jobs: int = 1, stream: TextIO = sys.stderr, quiet: bool = False,
           distance_pieces: int = DEFAULT_DISTANCE_PIECES, backend: str = "local",
-          address: Optional[str] = None, progress_every: float = 60.0) -> int:
+          address: Optional[str] = None, progress_every: float = PLAIN_EVERY_S) -> int:
     """Build (or complete) the databases up to ``pieces`` pieces in ``directory``; returns the number solved.
 
     Slices keep their distances as :func:`stores_distances` says.  A present slice

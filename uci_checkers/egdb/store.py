@@ -40,6 +40,7 @@ import numpy as np
 
 from ..rules import movegen as mg
 from ..util.atomicfile import atomic_output
+from ..util.cachedir import user_cache_dir
 from ..util.jit import kernel
 from .codec import deinterleave, encode_block
 from .index import Slice, king_set_counts, men_offsets, slice_size, slices_up_to, unrank_position
@@ -87,11 +88,7 @@ class SliceInfo:
 
 def default_directory() -> Path:
     """``$UCI_CHECKERS_EGDB_DIR``, else ``$XDG_CACHE_HOME/uci_checkers/egdb`` (``~/.cache/...``)."""
-    env = os.environ.get("UCI_CHECKERS_EGDB_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(xdg) / "uci_checkers" / "egdb"
+    return user_cache_dir("egdb", "UCI_CHECKERS_EGDB_DIR")
 
 
 def slice_path(directory: Path, s: Slice) -> Path:

@@ -86,7 +86,8 @@ class Engine:
         self._warm_thread: Optional[threading.Thread] = None
         self._warm_error: Optional[BaseException] = None
         self._pending: dict[str, Any] = {}         # searcher changes not applied yet: hash, clear, threads, egdb
-        self._egdb_messages: list[str] = []        # endgame database load reports, given to the next go
+        self._load_messages: list[str] = []        # load reports (endgame databases, EvalFile), given to the next go
+        self._weights: Any = None                  # EvalWeights from EvalFile (None: the shipped ones)
         self._egdb_reported: set[tuple[int, int]] = set()   # (material key, block) of undecodable blocks said
         self._job: Optional[_Job] = None
         self._game_seed: Optional[int] = None      # Seed 0: the fresh seed of this game, drawn at its first go
@@ -112,6 +113,7 @@ class Engine:
         """
         spec = self._spec(name)
         parsed = spec.parse(value)
+        weights = self._read_eval_file(parsed) if spec.name == "EvalFile" else None
         with self._lock:
             if spec.type != "button":
                 self._options[spec.name] = parsed
@@ -125,12 +127,28 @@ class Engine:
                 self._game_seed = None
             elif spec.name in ("EGDB Path", "EGDB Pieces"):
                 self._pending["egdb"] = True
+            elif spec.name == "EvalFile":
+                self._weights = weights
+                self._pending["weights"] = weights
+                self._load_messages.append(f"evaluation: {weights.describe()}")
             elif spec.name == "NoProgressPlies" and self._game is not None:
                 self._game.no_progress_plies = parsed
         self._apply_pending_if_idle()
 
     def get_option(self, name: str) -> Any:
         return self._options[self._spec(name).name]
+
+    def _read_eval_file(self, value: str) -> Any:
+        """The weights ``EvalFile`` names (empty: the shipped file), checked now, without numba (the kernels
+        may still be compiling); :class:`OptionError` with the reason, and the evaluation kept, if unusable."""
+        from ..search.weights import WeightsError, default_path, read_weights
+
+        path = value.strip() or str(default_path())
+        try:
+            return read_weights(os.path.expanduser(path))
+        except WeightsError as exc:
+            kept = self._weights.path if self._weights is not None else str(default_path())
+            raise OptionError(f"option EvalFile: {exc}; the evaluation stays {kept}") from None
 
     # --- readiness -----------------------------------------------------------------------------
     def start_warmup(self) -> None:
@@ -161,9 +179,9 @@ class Engine:
             read_with = self._egdb_settings()
             table, messages = self._read_egdb()
             with self._lock:  # built under the lock: a Hash change now is either used here or pending
-                searcher = Searcher(self._options["Hash"])
+                searcher = Searcher(self._options["Hash"], self._weights)
                 searcher.set_egdb(table)
-                self._egdb_messages += messages
+                self._load_messages += messages
                 if self._egdb_settings() == read_with:
                     self._pending.pop("egdb", None)
                 self._searcher = searcher
@@ -171,6 +189,7 @@ class Engine:
                 self._pending.pop("hash", None)
                 self._pending.pop("clear", None)
                 self._pending.pop("newgame", None)
+                self._pending.pop("weights", None)
             self._apply_pending_if_idle()
         except BaseException as exc:
             self._warm_error = exc
@@ -225,13 +244,15 @@ class Engine:
             searcher.set_threads(pending["threads"])
         if "hash" in pending:
             searcher.set_hash(pending["hash"])
+        if "weights" in pending:
+            searcher.set_weights(pending["weights"])
         if pending.get("clear") or pending.get("newgame"):
             searcher.clear()
         if pending.get("egdb"):
             searcher.set_egdb(None)                # the old table is freed before the new one is read
             table, messages = self._read_egdb()
             searcher.set_egdb(table)
-            self._egdb_messages += messages
+            self._load_messages += messages
 
     # --- endgame databases ---------------------------------------------------------------------
     def _egdb_settings(self) -> tuple[str, int]:
@@ -336,16 +357,20 @@ class Engine:
     def evaluate_terms(self) -> dict[str, int]:
         """Static evaluation of the current position broken into terms (empty if unavailable)."""
         try:
-            from ..search import evaluate
+            from ..search import evaluate, nnue
         except ImportError:
             return {}
+        from ..search.weights import KIND_NETWORK, default_weights
         searcher = self._searcher
         if searcher is not None:
-            table = searcher.ev
+            weights = searcher.weights
+        elif self._weights is not None:
+            weights = self._weights
         else:
-            from ..search.weights import default_weights
-
-            table = default_weights().table
+            weights = default_weights()
+        if weights.kind == KIND_NETWORK:
+            return nnue.evaluation_terms(self.game.position, weights.table)
+        table = searcher.ev if searcher is not None else weights.table
         return dict(evaluate.evaluation_terms(self.game.position, table))
 
     def skill_seed(self) -> tuple[int, bool]:
@@ -693,8 +718,8 @@ class Engine:
             raise RuntimeError(f"warm-up failed: {self._warm_error!r}")
         with self._lock:
             self._apply_pending_locked()
-            self._egdb_messages += self._egdb_block_errors()
-            egdb_messages, self._egdb_messages = self._egdb_messages, []
+            self._load_messages += self._egdb_block_errors()
+            load_messages, self._load_messages = self._load_messages, []
             flag = self._stop_flag
             limits = self._make_limits(params, searchmoves, seed)
             with job.deadline_cv:
@@ -704,7 +729,7 @@ class Engine:
                 limits.infinite = bool(job.infinite or tm.pondering)
                 job.limits = limits
         if on_message is not None:
-            for text in egdb_messages:
+            for text in load_messages:
                 on_message(text)
         if not legal:
             from ..search.alphabeta import SearchResult

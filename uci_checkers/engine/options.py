@@ -8,11 +8,14 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any, Optional
 
 from .timeman import DEFAULT_MOVE_OVERHEAD_MS
 
 EGDB_MAX_PIECES = 8             # uci_checkers.egdb.build.MAX_BUILD_PIECES (not imported: it loads numpy)
+# search.weights.default_path(), the shipped weights (not imported: it loads numpy)
+DEFAULT_EVAL_FILE = str(resources.files("uci_checkers").joinpath("data", "eval.weights"))
 _ASCII_INT = re.compile(r"[+-]?[0-9]+")
 
 
@@ -87,6 +90,9 @@ def build_option_specs() -> list[OptionSpec]:
                    "empty: the standard cache directory, used when present"),
         OptionSpec("EGDB Pieces", "spin", EGDB_MAX_PIECES, 0, EGDB_MAX_PIECES,
                    help="probe endgame databases up to this many pieces; 0 = off"),
+        OptionSpec("EvalFile", "string", DEFAULT_EVAL_FILE,
+                   help="evaluation weights file (uci-checkers train --out); its header says which evaluation "
+                        "it is for; empty: the shipped file"),
     ]
     specs.insert(1, OptionSpec("Threads", "spin", 1, 1, max(1, min(_SEARCH_MAX_THREADS, (os.cpu_count() or 1) * 2)),
                                help="search threads (lazy SMP); 1 keeps fixed-depth searches deterministic"))

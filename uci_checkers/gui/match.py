@@ -61,7 +61,7 @@ class Setup:
     premoves: tuple[Move, ...]    # moves of a PDN set-up, played before the match starts
     seed: str
     setup_text: str = ""
-    tags: tuple[tuple[str, str], ...] = ()
+    loaded: Optional[PdnGame] = None   # a PDN set-up as read: its tags, result and annotations are saved again
 
     def as_dict(self) -> dict[str, Any]:
         return {"mode": self.mode, "level": self.level, "side": SIDE_KEYS[self.human_side],
@@ -83,22 +83,24 @@ def check_seed(raw: Any) -> str:
     return seed
 
 
-def read_setup_text(text: str) -> tuple[Position, tuple[Move, ...], tuple[tuple[str, str], ...]]:
-    """A set-up given as a FEN (``B:W21-32:B1-12``, or a ``[FEN "..."]`` tag) or as one PDN game."""
+def read_setup_text(text: str) -> tuple[Position, tuple[Move, ...], Optional[PdnGame]]:
+    """A set-up given as a FEN (``B:W21-32:B1-12``, or a ``[FEN "..."]`` tag) or as one PDN game.
+
+    Returns the start, the moves played from it and, for a PDN game, the game as read."""
     text = (text or "").strip()
     if not text:
         raise MatchError("Enter a FEN (like B:W21-32:B1-12) or a PDN game for the set-up position.")
     looks_like_fen = text[:2].upper() in ("B:", "W:") and "\n" not in text
     if looks_like_fen:
         try:
-            return Position.from_fen(text), (), ()
+            return Position.from_fen(text), (), None
         except NotationError as exc:
             raise MatchError(f"Cannot read the FEN: {exc}.") from None
     try:
         game = read_game(text)
     except PdnError as exc:
         raise MatchError(f"Cannot read the PDN: {exc}.") from None
-    return game.start, tuple(game.moves), tuple(game.tags.items())
+    return game.start, tuple(game.moves), game
 
 
 def parse_setup(data: Any) -> Setup:
@@ -119,7 +121,7 @@ def parse_setup(data: Any) -> Setup:
         raise MatchError(f"Unknown position {position!r}: choose one of {', '.join(POSITIONS)}.")
     seed = check_seed(data.get("seed", DEFAULT_SEED))
     premoves: tuple[Move, ...] = ()
-    tags: tuple[tuple[str, str], ...] = ()
+    loaded: Optional[PdnGame] = None
     text = ""
     if position == "standard":
         start = Position.start()
@@ -127,8 +129,8 @@ def parse_setup(data: Any) -> Setup:
         start = Position.from_fen(PRACTICE_FEN)
     else:
         text = str(data.get("setup_text", ""))
-        start, premoves, tags = read_setup_text(text)
-    return Setup(mode, level, SIDE_KEYS.index(side), position, start, premoves, seed, text.strip(), tags)
+        start, premoves, loaded = read_setup_text(text)
+    return Setup(mode, level, SIDE_KEYS.index(side), position, start, premoves, seed, text.strip(), loaded)
 
 
 # --- board geometry (display only: where a square is drawn, which square a jump passes over) -------------
@@ -407,6 +409,11 @@ class Match:
         self._touch()
 
     # --- views -------------------------------------------------------------------------------------
+    def position_id(self, version: Optional[int] = None) -> str:
+        """Names the board the page shows (this match at this version): analysis output carries the id
+        of the board it was computed for, so the page shows only output for the board on screen."""
+        return f"{self.id}/{self.version if version is None else version}"
+
     def board(self) -> list[str]:
         """32 piece codes (``r``/``R`` Red man/king, ``w``/``W`` White, ``""`` empty), the turn so far applied."""
         pos = self.game.position
@@ -494,21 +501,43 @@ class Match:
             "can_undo": self.setup.mode != "analysis" and not self.is_over() and not self.paused
             and (bool(self.partial) or bool(self.undo_points)),
             "last_move": list(self.last_move.squares) if self.last_move is not None else [],
-            "fen": pos.fen(),
+            "fen": pos.fen(), "position_id": self.position_id(),
         }
 
     def pdn(self) -> str:
-        """The whole game (analysis: the whole line) as PDN text."""
-        tags = dict(self.setup.tags)
+        """The whole game (analysis: the whole line) as PDN text.
+
+        A loaded PDN game keeps its tags, and its comments, NAGs and variations for the moves that the
+        line still shares with it; its result is kept while the line is the loaded one.  Otherwise the
+        result is the rules' verdict on the end of the line (or a resignation), else ``*``."""
+        loaded = self.setup.loaded
+        tags = dict(loaded.tags) if loaded is not None else {}
         tags.setdefault("Event", "uci-checkers gui")
         if self.computer_side is not None:
             names = ["Player", "Player"]
             names[self.computer_side] = f"Computer ({self.setup.level})"
             tags["Black"], tags["White"] = names
-        result = self.result()
-        pdn_result = result["pdn"] if result is not None and self.setup.mode != "analysis" else "*"
         game = PdnGame(tags={"GameType": "21", **{k: v for k, v in tags.items() if k.lower() != "result"}},
-                       start=self.setup.start, moves=list(self.line), result=pdn_result)
+                       start=self.setup.start, moves=list(self.line), result=self._pdn_result())
+        if loaded is not None:
+            shared = 0                       # plies the line has in common with the loaded game
+            while shared < min(len(loaded.moves), len(self.line)) and loaded.moves[shared] == self.line[shared]:
+                shared += 1
+            for source, target in ((loaded.comments, game.comments), (loaded.nags, game.nags),
+                                   (loaded.variations, game.variations)):
+                target.update({ply: list(v) for ply, v in source.items() if ply <= shared})
+            game.first_move_number = loaded.first_move_number
         if self.setup.start != Position.start():
             game.tags["FEN"] = self.setup.start.fen()
         return write_game(game)
+
+    def _pdn_result(self) -> str:
+        if self.resigned is not None:
+            return "1-0" if self.resigned != RED else "0-1"
+        loaded = self.setup.loaded
+        if loaded is not None and loaded.result != "*" and self.line == list(loaded.moves):
+            return loaded.result                 # e.g. a game the loser resigned: the rules cannot know
+        whole = Game(self.setup.start)
+        for move in self.line:
+            whole.push(move)
+        return whole.status().pdn_result

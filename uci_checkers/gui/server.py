@@ -4,7 +4,8 @@ Every change to a match happens on the event loop: requests change it directly,
 and an engine's reply (computed on the engine host's thread) is handed back with
 ``call_soon_threadsafe``.  Pages follow a match through ``/events`` (server-sent
 events: the whole state after every change) and an analysis through
-``/analysis`` (the engine's reports, streamed as they come).
+``/analysis`` (the engine's reports, streamed as they come, each tagged with the
+``position_id`` of the board it was computed for, as in the state).
 
 API (JSON; a refused request answers ``{"error": sentence, "state": ...}`` and changes nothing):
 
@@ -47,9 +48,11 @@ try:
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 except ModuleNotFoundError as missing:       # an install from before the gui: say what to do, no traceback
-    raise SystemExit(f"uci-checkers gui: the web server package {missing.name!r} is missing: "
-                     "reinstall uci_checkers (pip install -e .) to get its dependencies") from None
+    print(f"uci-checkers gui: the web server package {missing.name!r} is missing: "
+          "reinstall uci_checkers (pip install -e .) to get its dependencies", file=sys.stderr)
+    raise SystemExit(2) from None              # an input (installation) error, as the tools' convention has it
 
+from ..util.commandline import ToolParser
 from ..client import Info
 from .host import EngineCommand, EngineFailure, EngineHost
 from .match import DEFAULT_SEED, PRACTICE_FEN, SIDE_KEYS, Match, MatchError, StaleRequestError, engine_seed, move_label, parse_setup
@@ -320,9 +323,12 @@ async def analysis(request: Request) -> Response:
                     gui.analyst.stop_analysis()
                     game = match.game
                     turn = game.position.turn
-                    yield _sse({"version": analysed, "fen": game.position.fen()}, "position")
+                    position_id = match.position_id(analysed)
+                    yield _sse({"version": analysed, "position_id": position_id, "fen": game.position.fen()},
+                               "position")
                     if not game.status().is_over:
-                        def on_info(report: Info, v: int = analysed, t: int = turn, pos=game.position) -> None:
+                        def on_info(report: Info, v: int = analysed, t: int = turn, pos=game.position,
+                                    pid: str = position_id) -> None:
                             if report.score is None:
                                 return
                             text, cp = _score_for_red(report, t)
@@ -330,7 +336,7 @@ async def analysis(request: Request) -> Response:
                             for mv in report.pv:
                                 line.append(move_label(p.turn, mv).split(" ", 1)[1])
                                 p = p.play(mv)
-                            payload = {"version": v, "depth": report.depth, "multipv": report.multipv,
+                            payload = {"version": v, "position_id": pid, "depth": report.depth, "multipv": report.multipv,
                                        "score": text, "red_cp": cp, "pv": line, "nodes": report.nodes,
                                        "nps": report.nps, "time_ms": report.time_ms,
                                        "side": SIDE_KEYS[t]}
@@ -340,7 +346,8 @@ async def analysis(request: Request) -> Response:
                                 pass
                         future = gui.analyst.analyse(game, multipv, on_info)
                         future.add_done_callback(gui._in_loop(
-                            lambda f, v=analysed: reports.put_nowait(("done", {"version": v, "error": _error(f)}))))
+                            lambda f, v=analysed, pid=position_id: reports.put_nowait(
+                                ("done", {"version": v, "position_id": pid, "error": _error(f)}))))
                 waiter = asyncio.ensure_future(gui.changed_event(match).wait())
                 getter = asyncio.ensure_future(reports.get())
                 done, _ = await asyncio.wait({waiter, getter}, timeout=KEEPALIVE_SECONDS,
@@ -432,8 +439,8 @@ def _open_browser(url: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="uci-checkers gui", description="Play checkers in a browser against an "
-                                "engine or a friend, or analyse a game (served on 127.0.0.1).")
+    p = ToolParser(prog="uci-checkers gui", description="Play checkers in a browser against an "
+                   "engine or a friend, or analyse a game (served on 127.0.0.1).")
     p.add_argument("--port", type=int, default=0, help="port to serve on (default: a free one)")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser; just print the address")
     p.add_argument("--engine", nargs="+", default=[], metavar="KEY=VALUE",

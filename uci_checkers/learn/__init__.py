@@ -8,7 +8,10 @@ evaluation weights the engine loads at start (``uci_checkers/data/eval.weights``
 * :mod:`.dataset` reads shards (and PDN games, for validation) into arrays;
 * :mod:`.train` fits the pattern weights by logistic regression (Adam over
   sparse features, validation split, per-epoch log-loss) and writes a versioned
-  weights file through :mod:`uci_checkers.search.weights`.
+  weights file through :mod:`uci_checkers.search.weights`;
+* :mod:`.train_net` fits the network evaluation (:mod:`uci_checkers.search.nnue`) to
+  the same data with PyTorch (the ``train`` extra), quantises it and writes a weights
+  file of kind network.
 
 It depends downward only (search, evaluate, position); nothing in the engine
 imports it.

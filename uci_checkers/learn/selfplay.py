@@ -10,7 +10,7 @@ and exits 130).
 Openings (chosen per game by its own generator):
 
 * an ACF three-move ballot, then 0-4 random plies;
-* an eleven-man start (the 11-man deck), then 0-4 random plies;
+* an eleven-man start (the package's own deck, made by :mod:`.elevenman`), then 0-4 random plies;
 * the start position, then 4-10 uniformly random plies.
 
 Only positions *after* the last random ply are recorded, so every recorded
@@ -18,10 +18,13 @@ position leads to its label by the engine's own play.  A position is recorded
 when the side to move has no capture (the evaluation only ever sees such
 positions).  Labels: the game result and the search score of the move played,
 both from the side to move's point of view.
+
+The engine plays with the shipped evaluation weights, or with ``--weights FILE``
+(a file of ``uci-checkers train``); each shard records the file (in its config)
+and its checksum (in the engine identity).
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -31,15 +34,17 @@ import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass
-from importlib import resources
 from pathlib import Path
-from typing import Optional
+from typing import Optional, TextIO
 
 import numpy as np
 
+from ..util.commandline import ToolParser
 from ..util.raycluster import RayConnectError, connect_ray
+from .elevenman import read_deck
 from ..util.atomicfile import atomic_output
 from ..util.interrupts import raise_if_interrupted
+from ..util.progress import Progress
 
 SHARD_FORMAT = 1
 RESULT_LOSS, RESULT_DRAW, RESULT_WIN = 0, 1, 2     # stored from Black's view; 2 = Black won
@@ -55,6 +60,7 @@ class SelfPlayConfig:
     hash_mb: int = 8
     ply_cap: int = 400                # a game still going after this many plies is scored a draw
     no_progress_plies: int = 80
+    weights: str = ""                 # evaluation weights file ("": the shipped one)
 
 
 @dataclass
@@ -71,11 +77,6 @@ class GameRecord:
     plies: int
 
 
-def _lines(name: str) -> list[str]:
-    text = resources.files("uci_checkers").joinpath("data", name).read_text(encoding="utf-8")
-    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
-
-
 _OPENING_CACHE: dict[str, list] = {}
 
 
@@ -83,7 +84,7 @@ def _openings() -> tuple[list[tuple[str, ...]], list[str]]:
     if not _OPENING_CACHE:
         from ..arena.openings import ballots
         _OPENING_CACHE["ballots"] = [op.moves for op in ballots()]
-        _OPENING_CACHE["eleven"] = _lines("ballots11man.txt")
+        _OPENING_CACHE["eleven"] = read_deck()
     return _OPENING_CACHE["ballots"], _OPENING_CACHE["eleven"]
 
 
@@ -120,8 +121,9 @@ class _Player:
 
     def __init__(self, config: SelfPlayConfig) -> None:
         from ..search.alphabeta import Searcher
+        from ..search.weights import load_weights
         self.config = config
-        self.searcher = Searcher(config.hash_mb)
+        self.searcher = Searcher(config.hash_mb, load_weights(config.weights) if config.weights else None)
         self.stop = np.zeros(1, dtype=np.int64)
 
     def play(self, index: int) -> GameRecord:
@@ -207,7 +209,7 @@ def write_shard(out_dir: Path, shard: int, shard_size: int, config: SelfPlayConf
     arrays = {k: np.asarray(v, dtype=np.int64) for k, v in cols.items()}
     meta = {"format": SHARD_FORMAT, "shard": shard, "shard_size": shard_size, "config": asdict(config),
             "games": len(games), "positions": len(cols["black"]), "plies": [r.plies for r in games],
-            "results": [r.result for r in games], "engine": engine_identity()}
+            "results": [r.result for r in games], "engine": engine_identity(config.weights)}
     arrays["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
     out_dir.mkdir(parents=True, exist_ok=True)
     with atomic_output(shard_path(out_dir, shard)) as f:
@@ -215,8 +217,9 @@ def write_shard(out_dir: Path, shard: int, shard_size: int, config: SelfPlayConf
     return len(cols["black"])
 
 
-def engine_identity() -> dict[str, str]:
-    """The code and weights that played: the git commit (when in a checkout) and the weights checksum."""
+def engine_identity(weights_file: str = "") -> dict[str, str]:
+    """The code and weights that played: the git commit (when in a checkout) and the checksum of the weights
+    (``weights_file``, or the shipped ones)."""
     ident = {}
     root = Path(__file__).resolve().parents[2]
     try:
@@ -230,8 +233,8 @@ def engine_identity() -> dict[str, str]:
     except (OSError, subprocess.TimeoutExpired):
         pass
     try:
-        from ..search.weights import default_weights
-        ident["weights"] = default_weights().checksum
+        from ..search.weights import default_weights, read_weights
+        ident["weights"] = (read_weights(weights_file) if weights_file else default_weights()).checksum
     except Exception as exc:      # noqa: BLE001 - identity is informative only
         ident["weights"] = f"unavailable: {exc}"
     from .. import __version__
@@ -239,22 +242,19 @@ def engine_identity() -> dict[str, str]:
     return ident
 
 
-def _progress(done_games: int, total_games: int, positions: int, t0: float, stream) -> None:
-    if stream is None:
-        return
+def _progress(done_games: int, total_games: int, positions: int, t0: float, bar: Progress) -> None:
     el = max(1e-9, time.monotonic() - t0)
-    width = 30
-    filled = int(width * done_games / max(1, total_games))
-    stream.write(f"\rselfplay [{'#' * filled}{'.' * (width - filled)}] {done_games}/{total_games} games "
-                 f"{positions} positions {done_games / el:.2f} games/s")
-    stream.flush()
+    bar.update(f"{done_games}/{total_games} games {positions} positions {done_games / el:.2f} games/s",
+               done_games / max(1, total_games))
 
 
 def generate(out_dir: Path, games: int, config: SelfPlayConfig, jobs: int = 1, shard_size: int = 20,
-             backend: str = "local", address: Optional[str] = None, progress=sys.stderr) -> dict:
+             backend: str = "local", address: Optional[str] = None, progress: Optional[TextIO] = sys.stderr
+             ) -> dict:
     """Play ``games`` games into ``out_dir`` (skipping finished shards); returns a summary dict.
 
-    ``jobs`` processes play shards at once (``backend="ray"``: one Ray task per shard).
+    ``jobs`` processes play shards at once (``backend="ray"``: one Ray task per shard).  Progress goes to
+    ``progress`` (None: none): a live bar on a terminal, a line every half minute otherwise.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     shards = (games + shard_size - 1) // shard_size
@@ -262,7 +262,8 @@ def generate(out_dir: Path, games: int, config: SelfPlayConfig, jobs: int = 1, s
     done_games = (shards - len(todo)) * shard_size
     positions = 0
     t0 = time.monotonic()
-    _progress(done_games, shards * shard_size, positions, t0, progress)
+    bar = Progress(progress, "selfplay")
+    _progress(done_games, shards * shard_size, positions, t0, bar)
     if backend == "ray":
         import ray
 
@@ -274,13 +275,13 @@ def generate(out_dir: Path, games: int, config: SelfPlayConfig, jobs: int = 1, s
             _, g, p = ray.get(ready[0])
             done_games += g
             positions += p
-            _progress(done_games, shards * shard_size, positions, t0, progress)
+            _progress(done_games, shards * shard_size, positions, t0, bar)
     elif jobs <= 1:
         for s in todo:
             _, g, p = _play_shard(config, s, shard_size, str(out_dir))
             done_games += g
             positions += p
-            _progress(done_games, shards * shard_size, positions, t0, progress)
+            _progress(done_games, shards * shard_size, positions, t0, bar)
     else:
         import multiprocessing
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -297,21 +298,20 @@ def generate(out_dir: Path, games: int, config: SelfPlayConfig, jobs: int = 1, s
                         _, g, p = fut.result()
                         done_games += g
                         positions += p
-                        _progress(done_games, shards * shard_size, positions, t0, progress)
+                        _progress(done_games, shards * shard_size, positions, t0, bar)
             except BaseException:
                 # an interrupt: finished shards are kept; the shards being played are abandoned
                 for proc in list(getattr(pool, "_processes", {}).values()):
                     proc.terminate()
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
-    if progress is not None:
-        progress.write("\n")
+    bar.close()
     return {"games": shards * shard_size, "new_positions": positions, "seconds": time.monotonic() - t0,
             "out": str(out_dir)}
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="uci-checkers selfplay", description=__doc__.split("\n\n")[0])
+    ap = ToolParser(prog="uci-checkers selfplay", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="directory of shard-NNNNN.npz files (created; resumed)")
     ap.add_argument("--games", type=int, default=1000, help="games in the whole run (default 1000)")
     ap.add_argument("--nodes", type=int, default=3000, help="nodes per move (default 3000)")
@@ -320,6 +320,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="processes playing at once (default 1)")
     ap.add_argument("--backend", choices=("local", "ray"), default="local")
     ap.add_argument("--address", default=None, help="Ray cluster address (with --backend ray)")
+    ap.add_argument("--weights", metavar="FILE", default=None,
+                    help="evaluation weights file the engine plays with (default: the shipped one; with "
+                         "--backend ray it must exist at the same path on every worker)")
     args = ap.parse_args(argv)
     for name in ("games", "nodes", "shard_size", "jobs"):
         value = getattr(args, name)
@@ -342,7 +345,16 @@ def main(argv: Optional[list[str]] = None) -> int:
             print("uci-checkers selfplay: --backend ray needs Ray (pip install 'uci_checkers[cluster]')",
                   file=sys.stderr)
             return 2
-    config = SelfPlayConfig(seed=args.seed, nodes=args.nodes)
+    weights = ""
+    if args.weights is not None:
+        from ..search.weights import WeightsError, read_weights
+
+        try:
+            weights = read_weights(args.weights).path
+        except WeightsError as exc:
+            ap.error(f"--weights: {exc}")
+        weights = os.path.abspath(weights)   # the workers may start elsewhere
+    config = SelfPlayConfig(seed=args.seed, nodes=args.nodes, weights=weights)
     try:
         summary = generate(out, args.games, config, args.jobs, args.shard_size, args.backend, args.address)
     except KeyboardInterrupt:

@@ -18,22 +18,32 @@ meaning from one generation to the next.
 
 Reproducible: the same data (their digests are recorded), seed and flags give
 the same weights file.
+
+Output: a new file, ``--out`` (default ``trained.weights``); an existing file,
+the shipped ``uci_checkers/data/eval.weights`` included, is replaced only with
+``--overwrite``.  The engine plays with it through ``setoption name EvalFile
+value FILE`` (``match --engine ... option.EvalFile=FILE``), the tools through
+``--weights FILE``.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Optional, TextIO
 
 import numpy as np
 
+from ..util.commandline import ToolParser, check_output_path
+from ..util.progress import Progress
 from ..search.evaluate import MAX_ACTIVE, NF, PHASE_PIECES, UNIT, feature_matrix
 from .dataset import GAMES_PER_SOURCE, DataError, PositionSet, load_pdn_positions, load_shards
 from .metrics import fit_scale, log_loss
+
+
+DEFAULT_OUT = "trained.weights"     # train never writes over a file (the shipped weights included) unless told
 
 
 @dataclass
@@ -109,7 +119,7 @@ class TrainConfig:
 
 def train(data: PositionSet, config: TrainConfig,
           on_epoch: Optional[Callable[[int, float, float, float], None]] = None,
-          progress=sys.stderr) -> tuple[np.ndarray, dict]:
+          progress: Optional[TextIO] = sys.stderr) -> tuple[np.ndarray, dict]:
     """Fit float weights (logit units, 2*NF) to ``data``; returns them and a report dict."""
     t0 = time.monotonic()
     train_mask, val_mask = split_by_game(data, config.val_share, config.seed)
@@ -132,6 +142,8 @@ def train(data: PositionSet, config: TrainConfig,
     step = 0
     best = (float("inf"), w.copy(), 0)
     history = []
+    # one epoch's batches: a live bar on a terminal, a line every half minute in a log
+    bar = Progress(progress, "train")
     for epoch in range(1, config.epochs + 1):
         order = rng.permutation(len(ftr))
         nb = max(1, (len(order) + config.batch - 1) // config.batch)
@@ -149,22 +161,18 @@ def train(data: PositionSet, config: TrainConfig,
             m1 = b1 * m1 + (1 - b1) * g
             m2 = b2 * m2 + (1 - b2) * g * g
             w -= config.lr * (m1 / (1 - b1 ** step)) / (np.sqrt(m2 / (1 - b2 ** step)) + eps)
-            if progress is not None and (bi % 50 == 0 or bi == nb - 1):
-                done = int(30 * (bi + 1) / nb)
-                progress.write(f"\repoch {epoch}/{config.epochs} [{'#' * done}{'.' * (30 - done)}] "
-                               f"{bi + 1}/{nb} batches")
-                progress.flush()
+            if bi % 50 == 0:                    # the epoch's last batch: its losses line says it
+                bar.update(f"epoch {epoch}/{config.epochs} {bi + 1}/{nb} batches", (bi + 1) / nb)
         tl = log_loss(logits(w, ftr), ttr)
         vl = log_loss(logits(w, fva), tva) if len(fva) else float("nan")
         history.append({"epoch": epoch, "train_loss": round(tl, 6), "val_loss": round(vl, 6)})
-        if progress is not None:
-            progress.write(f"\repoch {epoch}/{config.epochs}: train log-loss {tl:.5f}  validation {vl:.5f}"
-                           f"  ({time.monotonic() - t0:.0f} s)\n")
-            progress.flush()
+        bar.note(f"epoch {epoch}/{config.epochs}: train log-loss {tl:.5f}  validation {vl:.5f}"
+                 f"  ({time.monotonic() - t0:.0f} s)")
         if on_epoch is not None:
             on_epoch(epoch, tl, vl, time.monotonic() - t0)
         if len(fva) == 0 or vl < best[0]:
             best = (vl, w.copy(), epoch)
+    bar.close()
     report = {"positions": len(data), "train_positions": int(len(tr)), "val_positions": int(len(va)),
               "scale": round(float(scale), 4), "source_scales": {str(k): round(v, 2) for k, v in scales.items()}, "best_epoch": best[2], "val_loss": round(best[0], 6),
               "history": history, "seconds": round(time.monotonic() - t0, 1)}
@@ -178,11 +186,14 @@ def to_table(w: np.ndarray, scale: float) -> np.ndarray:
 
 def main(argv: Optional[list[str]] = None) -> int:
     from ..search import weights as wmod
-    ap = argparse.ArgumentParser(prog="uci-checkers train", description=__doc__.split("\n\n")[0])
+    ap = ToolParser(prog="uci-checkers train", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", action="append", required=True,
                     help="a shard directory or file from `uci-checkers selfplay` (repeatable)")
-    ap.add_argument("--out", default=str(wmod.default_path()),
-                    help="weights file to write (default: the package's own)")
+    ap.add_argument("--out", default=DEFAULT_OUT,
+                    help=f"weights file to write, a new one (default {DEFAULT_OUT} in the current directory); "
+                         "use it with EvalFile or --weights, and copy it over uci_checkers/data/eval.weights "
+                         "to ship it")
+    ap.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     ap.add_argument("--epochs", type=int, default=12)
     ap.add_argument("--batch", type=int, default=2048)
     ap.add_argument("--lr", type=float, default=0.01)
@@ -194,14 +205,19 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--limit", type=int, default=None, help="use at most this many positions")
     ap.add_argument("--validate-pdn", default=None,
-                    help="also report log-loss on the finished games of this PDN file (e.g. strong games)")
+                    help="also report log-loss on the finished games of this PDN file (e.g. training-data/validation.pdn)")
     args = ap.parse_args(argv)
     if not (1 <= args.epochs <= 10000 and 1 <= args.batch <= 10**7 and 0 < args.lr < 10
             and 0 <= args.score_weight <= 1 and 0 <= args.val_share < 1):
         ap.error("a numeric flag is out of range")
     out = Path(args.out)
-    if out.exists() and out.is_dir():
-        ap.error(f"--out {out} is a directory")
+    try:
+        check_output_path(str(out), "--out")
+    except ValueError as exc:
+        ap.error(str(exc))
+    if out.exists() and not args.overwrite:     # checked before the work: never replaced by default
+        shipped = " (the shipped weights)" if out.resolve() == wmod.default_path().resolve() else ""
+        ap.error(f"--out {out} exists{shipped}: give another file, or --overwrite to replace it")
     try:
         data = load_shards([Path(p) for p in args.data], args.limit)
         pdn = load_pdn_positions(Path(args.validate_pdn)) if args.validate_pdn else None

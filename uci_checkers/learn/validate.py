@@ -1,28 +1,34 @@
-"""``uci-checkers validate``: measure an evaluation against outside knowledge.
+"""``uci-checkers validate``: measure an evaluation against games and positions it was not fitted to.
 
-* ``--pdn FILE``: games between strong engines (``strong_games.pdn``).  Reports
-  the log-loss of the static evaluation against the game results (each
-  evaluation with its own best logistic scale, fitted on the same positions, so
-  evaluations of different scales compare fairly; a constant 1/2 scores log 2 =
-  0.693) and, with ``--depth``, how often a search of that depth plays the move
-  the strong engine played.
-* ``--puzzles FILE``: positions from problem books with known results
-  (``puzzles.tsv``): a search of ``--depth`` plies per position; a puzzle counts
-  as solved when the score says the known result (a win: more than
-  ``--threshold`` centi-men for the winner; a draw: within it).
+* ``--pdn FILE`` (default: the repository's ``training-data/validation.pdn``, games the
+  engine played against itself at 50,000 and 80,000 nodes a move, never used for
+  training; ``training-data/README.md`` says how they were made).  Reports the
+  log-loss of the static evaluation against the game results (each evaluation
+  with its own best logistic scale, fitted on the same positions, so evaluations
+  of different scales compare fairly; a constant 1/2 scores log 2 = 0.693) and,
+  with ``--depth``, how often a search of that depth plays the move played in
+  the game.  Any PDN file works, e.g. games of stronger engines if you have them.
+* ``--puzzles FILE``, if you have a puzzle file (tab-separated, a header line,
+  the FEN in the third column and ``black_wins``/``white_wins``/``draw`` in the
+  last): a search of ``--depth`` plies per position; a puzzle counts as solved
+  when the score says the known result (a win: more than ``--threshold``
+  centi-men for the winner; a draw: within it).  The repository ships none.
 
-Everything is in-process and deterministic (fixed depth, cleared table).
+Everything is in-process and deterministic (fixed depth, cleared table).  ``--weights FILE``
+measures another weights file (``uci-checkers train --out``) instead of the shipped one; the
+report names the file and its checksum.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
+
+from ..util.commandline import ToolParser
 
 
 def _fit_scale(scores: np.ndarray, targets: np.ndarray) -> tuple[float, float]:
@@ -31,15 +37,24 @@ def _fit_scale(scores: np.ndarray, targets: np.ndarray) -> tuple[float, float]:
     return k, log_loss(scores / k, targets)
 
 
-def strong_games(path: Path, depth: int, sample: int, seed: int = 1) -> dict:
-    """Static log-loss on every quiet position, and move agreement on a seeded sample."""
+DEFAULT_PDN = Path(__file__).resolve().parents[2] / "training-data" / "validation.pdn"
+
+
+def games(path: Path, depth: int, sample: int, seed: int = 1, weights: Any = None) -> dict:
+    """Static log-loss on every quiet position, and move agreement on a seeded sample (``weights``: an
+    :class:`~uci_checkers.search.weights.EvalWeights`, default the shipped ones)."""
     from ..rules.pdn import normalize_result, read_pdn_file
+    from ..search import nnue
     from ..search.evaluate import evaluation_terms
-    from ..search.weights import default_weights
+    from ..search.weights import KIND_NETWORK, default_weights
     from ..rules.position import Game
     from ..search.alphabeta import SearchLimits, Searcher
     doc = read_pdn_file(str(path))
-    table = default_weights().table
+    weights = weights if weights is not None else default_weights()
+    if weights.kind == KIND_NETWORK:
+        terms, table = nnue.evaluation_terms, nnue.kernel_net(weights.table)
+    else:
+        terms, table = evaluation_terms, weights.table
     scores, targets, probes = [], [], []
     for pg in doc.games:
         result = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}.get(normalize_result(pg.result) or "")
@@ -49,21 +64,25 @@ def strong_games(path: Path, depth: int, sample: int, seed: int = 1) -> dict:
         for move in pg.moves:
             pos = game.position
             if not pos.is_capture_pending():
-                scores.append(evaluation_terms(pos, table)["total_stm"])
+                scores.append(terms(pos, table)["total_stm"])
                 targets.append(result if pos.turn == 0 else 1.0 - result)
                 if len(pos.legal_moves()) > 1:
-                    probes.append((Game.from_moves(pg.start, [m.text() for m in game.moves]), move))
+                    probes.append((pg, len(game.moves)))    # the game is replayed only if sampled
             game.push(move)
     k, loss = _fit_scale(np.asarray(scores, dtype=np.float64), np.asarray(targets))
     out = {"positions": len(scores), "static_log_loss": round(loss, 5), "fitted_scale": round(k, 1)}
     if depth > 0 and probes:
         rng = np.random.default_rng(seed)
         pick = rng.choice(len(probes), size=min(sample, len(probes)), replace=False)
-        searcher = Searcher(16)
+        searcher = Searcher(16, weights)
         stop = np.zeros(1, dtype=np.int64)
         agree = 0
         for i in pick:
-            game, played = probes[int(i)]
+            pg, ply = probes[int(i)]
+            game = Game(pg.start)
+            for move in pg.moves[:ply]:
+                game.push(move)
+            played = pg.moves[ply]
             searcher.clear()
             best = searcher.search(game, SearchLimits(depth=depth), None, stop).best
             agree += int(best is not None and best.squares == played.squares)
@@ -71,14 +90,14 @@ def strong_games(path: Path, depth: int, sample: int, seed: int = 1) -> dict:
     return out
 
 
-def puzzles(path: Path, depth: int, threshold: int, limit: Optional[int] = None) -> dict:
+def puzzles(path: Path, depth: int, threshold: int, limit: Optional[int] = None, weights: Any = None) -> dict:
     """Solved puzzles by known result (see the module docstring)."""
     from ..rules.position import Game, Position
     from ..search.alphabeta import MATE_BOUND, SearchLimits, Searcher
     rows = [ln.split("\t") for ln in path.read_text(encoding="utf-8").splitlines()[1:] if ln.strip()]
     if limit:
         rows = rows[:limit]
-    searcher = Searcher(16)
+    searcher = Searcher(16, weights)
     stop = np.zeros(1, dtype=np.int64)
     solved: dict[str, list[int]] = {}
     skipped = 0
@@ -104,28 +123,38 @@ def puzzles(path: Path, depth: int, threshold: int, limit: Optional[int] = None)
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="uci-checkers validate", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pdn", help="games between strong engines (log-loss, move agreement)")
-    ap.add_argument("--puzzles", help="puzzles.tsv: positions with known results")
+    ap = ToolParser(prog="uci-checkers validate", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pdn", default=str(DEFAULT_PDN),
+                    help="finished games (log-loss, move agreement); default: training-data/validation.pdn")
+    ap.add_argument("--puzzles", help="if you have a puzzle file: positions with known results (optional)")
     ap.add_argument("--depth", type=int, default=8, help="search depth for moves and puzzles (default 8)")
     ap.add_argument("--sample", type=int, default=1000, help="positions for the move agreement (default 1000)")
     ap.add_argument("--threshold", type=int, default=50, help="centi-men that count as a win (default 50)")
     ap.add_argument("--limit", type=int, default=None, help="first N puzzles only")
+    ap.add_argument("--weights", metavar="FILE", default=None,
+                    help="evaluation weights file to measure (default: the shipped one)")
     args = ap.parse_args(argv)
-    if not args.pdn and not args.puzzles:
-        ap.error("give --pdn and/or --puzzles")
     if not (0 <= args.depth <= 64 and 1 <= args.sample <= 10**6 and 0 <= args.threshold <= 10000):
         ap.error("a numeric flag is out of range")
-    for f in (args.pdn, args.puzzles):
-        if f and not Path(f).is_file():
-            ap.error(f"{f}: no such file")
-    report: dict = {}
+    if not Path(args.pdn).is_file():
+        if args.pdn == str(DEFAULT_PDN):
+            ap.error(f"{args.pdn}: no such file (the default is the repository's training-data/validation.pdn: "
+                     "run from a checkout or give --pdn FILE)")
+        ap.error(f"{args.pdn}: no such file")
+    if args.puzzles and not Path(args.puzzles).is_file():
+        ap.error(f"{args.puzzles}: no such file")
+    from ..search.weights import WeightsError, default_path, load_weights
+
+    try:
+        weights = load_weights(args.weights if args.weights is not None else default_path())
+    except WeightsError as exc:
+        ap.error(f"--weights: {exc}")
+    report: dict = {"weights": {"file": weights.path, "kind": weights.kind, "checksum": weights.checksum}}
     t0 = time.monotonic()
     try:
-        if args.pdn:
-            report["strong_games"] = strong_games(Path(args.pdn), args.depth, args.sample)
+        report["games"] = games(Path(args.pdn), args.depth, args.sample, weights=weights)
         if args.puzzles:
-            report["puzzles"] = puzzles(Path(args.puzzles), args.depth, args.threshold, args.limit)
+            report["puzzles"] = puzzles(Path(args.puzzles), args.depth, args.threshold, args.limit, weights)
     except KeyboardInterrupt:
         print("uci-checkers validate: interrupted", file=sys.stderr)
         return 130

@@ -69,7 +69,6 @@ answers with 0 is a note on stderr, and the engine starts.
 """
 from __future__ import annotations
 
-import argparse
 import ctypes
 import hashlib
 import os
@@ -88,6 +87,9 @@ from typing import Any, Callable, Optional, Sequence
 from ..engine.timeman import GoParams
 from ..util.cbuild import (COMMON_FLAGS, CBuildError, bridge_root, compile_c, default_compiler,
                            native_link_flags, pe_header)
+from ..util.cachedir import user_cache_dir
+from ..util.commandline import EXIT_USAGE, ToolParser
+from ..util.interrupts import EXIT_INTERRUPTED, exit_now
 from ..util.linereader import EndOfOutput, LineTimeout, StampedLineReader
 from .uci import LineProtocol, ProtocolError, _clip, parse_go, parse_position, read_commands, run_commands
 
@@ -104,9 +106,7 @@ CB_STATUS_SIZE, CB_COMMAND_SIZE, CB_REPLY_SIZE, CB_MOVE_SLOTS = 1024, 256, 1024,
 RESULT_NAMES = {CB_DRAW: "draw", CB_WIN: "win", CB_LOSS: "loss", CB_UNKNOWN: "unknown"}
 PIECE_VALUES = {"b": CB_BLACK | CB_MAN, "B": CB_BLACK | CB_KING, "w": CB_WHITE | CB_MAN, "W": CB_WHITE | CB_KING}
 
-EXIT_USAGE = 2
 EXIT_LIBRARY_FAILED = 3          # the library hung past the grace, or crashed inside the wine host
-EXIT_INTERRUPTED = 130
 
 DEFAULT_GRACE_S = 2.0            # after *playnow, how long getmove may take to return
 LONG_MAXTIME_S = 86400.0         # depth/nodes/infinite: one day, ended by *playnow
@@ -599,11 +599,7 @@ def _one_line(data: bytes) -> str:
 # ------------------------------------------------------------------------------------------------
 def host_cache_dir() -> Path:
     """``$UCI_CHECKERS_CBHOST_DIR``, else ``$XDG_CACHE_HOME/uci_checkers/cbhost`` (``~/.cache/...``)."""
-    env = os.environ.get("UCI_CHECKERS_CBHOST_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(xdg) / "uci_checkers" / "cbhost"
+    return user_cache_dir("cbhost", "UCI_CHECKERS_CBHOST_DIR")
 
 
 def build_host(target: str = "windows", out_dir: Optional[Path] = None, cc: Optional[str] = None) -> Path:
@@ -1038,18 +1034,10 @@ class CBEngineProtocol(LineProtocol):
             job.done.wait(min(self.grace, 1.0))
         self.finished = True
 
-    def _debug(self, tokens: list[str], line: str) -> None:
-        if len(tokens) != 2 or tokens[1].lower() not in ("on", "off"):
-            raise ProtocolError("debug needs on or off")
-        self.debug = tokens[1].lower() == "on"
-
     def _d(self, tokens: list[str], line: str) -> None:
         self._wait_rules()
         pos = self._ensure_game().position
-        for row in pos.diagram().splitlines():
-            self.write(row)
-        self.write(f"Fen: {pos.fen()}")
-        self.write(f"Side to move: {pos.side_name}")
+        self.write_board(pos)
         self.write("Legal moves: " + (" ".join(m.text() for m in pos.legal_moves()) or "(none)"))
         self.write(f"Library: {getattr(self.library, 'path', '')} exports {','.join(self.library.exports)}, "
                    f"protocol version {self.protocol_version}")
@@ -1072,12 +1060,7 @@ def _exit(code: int) -> None:
             library.close()
         except Exception:
             pass
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(code)
+    exit_now(code)
 
 
 def _warm_rules(ready: threading.Event) -> None:
@@ -1122,9 +1105,9 @@ def open_library(path: Path, directory: Path, wine: Optional[str] = None, host: 
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    p = argparse.ArgumentParser(prog="uci-checkers cbengine",
-                                description="Serve a CheckerBoard engine library (getmove/enginecommand) as a "
-                                            "protocol.md engine on stdin/stdout.")
+    p = ToolParser(prog="uci-checkers cbengine",
+                   description="Serve a CheckerBoard engine library (getmove/enginecommand) as a "
+                               "protocol.md engine on stdin/stdout.")
     p.add_argument("library", type=Path, help="the engine library: .so (Linux/macOS) or .dll (Windows; elsewhere "
                                               "under wine)")
     p.add_argument("--ini", type=Path, default=None, help="settings: [engine] directory=, [options] Hash=, CB=")

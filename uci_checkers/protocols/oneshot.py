@@ -14,19 +14,20 @@ engine then knows the history for repetitions); ``--multipv K`` prints K lines
 ``pv<k> ...`` / ``score<k> ...``; ``--json`` prints one JSON object instead;
 ``--verbose`` shows the engine's progress on stderr.  The search runs in this
 process through the engine facade (no subprocess); while the kernels compile (a
-first run) a line on stderr says so.  Exit status: 0, 2 for bad arguments (an
-unreadable FEN, an illegal move, a refused option), 130 when interrupted (Ctrl-C
-or SIGTERM stop the search; nothing is printed on stdout).
+first run) a line on stderr says so.  Exit status (the tools' convention,
+:mod:`uci_checkers.util.commandline`): 0; 1 when the search did not hand in a
+move; 2 for bad arguments (an unreadable FEN, an illegal move, a refused option,
+an unusable ``--weights`` file), 130 when interrupted (Ctrl-C or SIGTERM stop the
+search; nothing is printed on stdout).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import threading
 from typing import Any, Optional
 
-from ..util.commandline import COMPILING_NOTICE, announce_if_slow, parse_option_args
+from ..util.commandline import COMPILING_NOTICE, ToolParser, announce_if_slow, parse_option_args
 from ..util.interrupts import interrupt_event, raise_if_interrupted
 
 __all__ = ["main", "search_position"]
@@ -103,8 +104,8 @@ def _score_words(info: Any) -> list[str]:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    p = argparse.ArgumentParser(prog="uci-checkers go", description="Search one position; print the best move "
-                                "(first line), its line and score.")
+    p = ToolParser(prog="uci-checkers go", description="Search one position; print the best move "
+                   "(first line), its line and score.")
     p.add_argument("--fen", default=None, help="position (PDN FEN); default: the start position")
     p.add_argument("--moves", default="", help='moves played from the FEN first, e.g. "11-15 23-19"')
     lim = p.add_mutually_exclusive_group()
@@ -112,6 +113,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     lim.add_argument("--depth", type=int, metavar="N", help="search depth in plies")
     p.add_argument("--multipv", type=int, default=1, metavar="K", help="report the K best lines")
     p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="engine option, repeatable")
+    p.add_argument("--weights", metavar="FILE", default=None,
+                   help="evaluation weights file (the EvalFile option; default: the shipped one)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--verbose", action="store_true", help="engine progress on stderr")
     args = p.parse_args(argv)
@@ -125,6 +128,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     except ValueError as exc:
         print(f"uci-checkers go: {exc}", file=sys.stderr)
         return 2
+    if args.weights is not None:
+        options["EvalFile"] = args.weights
 
     def verbose(info: Any) -> None:
         from .uci import format_info

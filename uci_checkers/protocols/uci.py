@@ -224,6 +224,18 @@ class LineProtocol:
                 self.host_gone = True        # stdout closed: the loop ends as on quit
                 self.abort.set()
 
+
+    def write_board(self, pos: Any) -> None:
+        """``d``: the diagram, the FEN and the side to move of ``pos`` (each front end adds its own lines)."""
+        for row in pos.diagram().splitlines():
+            self.write(row)
+        self.write(f"Fen: {pos.fen()}")
+        self.write(f"Side to move: {pos.side_name}")
+
+    def _debug(self, tokens: list[str], line: str) -> None:
+        if len(tokens) != 2 or tokens[1].lower() not in ("on", "off"):
+            raise ProtocolError("debug needs on or off")
+        self.debug = tokens[1].lower() == "on"
     def info_string(self, text: str) -> None:
         self.write("info string " + _clip(text, 2000))
 
@@ -442,18 +454,10 @@ class Protocol(LineProtocol):
         self.engine.quit(timeout=1.0)
         self.finished = True
 
-    def _debug(self, tokens: list[str], line: str) -> None:
-        if len(tokens) != 2 or tokens[1].lower() not in ("on", "off"):
-            raise ProtocolError("debug needs on or off")
-        self.debug = tokens[1].lower() == "on"
-
     def _d(self, tokens: list[str], line: str) -> None:
         game = self.engine.game
         pos = game.position
-        for row in pos.diagram().splitlines():
-            self.write(row)
-        self.write(f"Fen: {pos.fen()}")
-        self.write(f"Side to move: {pos.side_name}")
+        self.write_board(pos)
         self.write(f"Key: {pos.zobrist() & 0xFFFFFFFFFFFFFFFF:016x}")
         self.write("Legal moves: " + (" ".join(str(m) for m in pos.legal_moves()) or "(none)"))
         status = game.status()

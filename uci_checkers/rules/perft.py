@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import statistics
 import sys
 import threading
@@ -329,10 +330,16 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO | None = None, err: T
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     parser = _parser()
+    complaint = io.StringIO()
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(complaint):
             args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exc:  # argparse has printed the help, or usage and the error on ``err``
+    except SystemExit as exc:  # argparse has printed the help on ``out``, or usage and the error
+        # one line, as every tool reports a usage error (util.commandline.ToolParser, which this kernel
+        # module does not import: whatever it imports keys the compile cache)
+        lines = complaint.getvalue().strip().splitlines()
+        if lines:
+            print(lines[-1].replace(": error: ", ": ", 1) + " (--help for usage)", file=err)
         return 0 if exc.code is None else (exc.code if isinstance(exc.code, int) else 2)
     if not 0 <= args.depth <= MAX_CLI_DEPTH:
         print(f"uci-checkers perft: --depth must be between 0 and {MAX_CLI_DEPTH} "

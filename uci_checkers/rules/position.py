@@ -29,6 +29,7 @@ from .notation import AmbiguousMoveError, IllegalMoveError, format_fen, format_p
 
 DEFAULT_NO_PROGRESS_PLIES = 80
 
+
 @dataclass(frozen=True, order=True)
 class Move:
     """A legal move: the kernel's move word plus its landing path for text.

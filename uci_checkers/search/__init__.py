@@ -1,3 +1,3 @@
-"""The search: alpha-beta driver and kernels (``alphabeta``), the learned evaluation (``evaluate``,
-``weights``) and the transposition table (``tt``).  Imports ``rules``, ``egdb`` (probing) and ``util``; never prints.
+"""The search: alpha-beta driver and kernels (``alphabeta``), the learned evaluations (``evaluate``: pattern
+tables, ``nnue``: a network; their files: ``weights``) and the transposition table (``tt``).  Imports ``rules``, ``egdb`` (probing) and ``util``; never prints.
 """

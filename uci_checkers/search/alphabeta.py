@@ -63,9 +63,10 @@ from ..egdb.probe import empty_table as egdb_empty_table
 from ..egdb.probe import fork_table as egdb_fork_table
 from ..egdb.probe import root_choice as egdb_root_choice
 from ..egdb.probe import search_score as egdb_score
+from . import nnue
 from .evaluate import evaluate
 from ..rules.position import Game, Move, Position
-from .weights import EvalWeights, default_weights
+from .weights import KIND_NETWORK, EvalWeights, check_usable, default_weights
 
 MATE = 30000            # score of a side to move that has already lost is -MATE
 MATE_BOUND = MATE - 1000  # |score| above this is a forced win/loss, in plies from MATE
@@ -85,7 +86,8 @@ W_KEYS = W_HIST + 2 * 64 * 64
 W_PV = W_KEYS + HIST_KEYS + MAX_PLY + 8
 W_PVLEN = W_PV + MAX_PLY * MAX_PLY
 W_CTL = W_PVLEN + MAX_PLY
-WS_SIZE = W_CTL + 16
+W_NNPOS = W_CTL + 16      # the network's per-ply positions (uci_checkers.search.nnue owns this region)
+WS_SIZE = W_NNPOS + nnue.POS_REGION
 # control words
 C_NODES = W_CTL + 0
 C_NODELIM = W_CTL + 1     # stop when nodes reach this (a huge number when unlimited)
@@ -280,9 +282,18 @@ def _reward_quiet_cutoff(ws, ply, mv, k1, hbase, depth):
     ws[hbase + (mv & 63) * 64 + ((mv >> 6) & 63)] += depth * depth
 
 
+@kernel
+def _static(black, white, kings, stm, ply, ws, ev, nn):
+    """The static score of the node at ``ply``: the network when there is one (``nn``, the thread's
+    weights and accumulators, not empty), else the pattern tables ``ev``."""
+    if nn.shape[0] != 0:
+        return nnue.evaluate_at(ws, W_NNPOS, ply, stm, nn)
+    return evaluate(black, white, kings, stm, ev)
+
+
 @kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64[:], "
-        "int64[:], int64[:])")
-def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, stop, ev):
+        "int64[:], int64[:], float32[::1])")
+def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, stop, ev, nn):
     nodes = ws[C_NODES] + 1
     ws[C_NODES] = nodes
     if (nodes & 1023) == 0 and stop[0] != 0:
@@ -294,6 +305,8 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
     ws[W_PVLEN + ply] = ply
     if ply > ws[C_SELDEPTH]:
         ws[C_SELDEPTH] = ply
+    if nn.shape[0] != 0:
+        nnue.note_position(ws, W_NNPOS, ply, black, white, kings)
 
     if _repeats(ws, key, ply, qp):
         return 0
@@ -321,17 +334,17 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
     threat = False
     if depth <= 0 and not capt:
         if depth <= -QS_THREAT or not mg.has_capture(black, white, kings, 1 - stm):
-            return evaluate(black, white, kings, stm, ev)
+            return _static(black, white, kings, stm, ply, ws, ev, nn)
         # the opponent threatens a capture: the static score would miss it, look one move further
         threat = True
     if ply >= MAX_PLY - 2:
-        return evaluate(black, white, kings, stm, ev)
+        return _static(black, white, kings, stm, ply, ws, ev, nn)
 
     pv_node = beta - alpha > 1
     # reverse futility: a quiet position far above beta at low depth is a cut-off
     if (RFP_DEPTH > 0 and not pv_node and not capt and not threat and depth <= RFP_DEPTH
             and beta < MATE_BOUND and beta > -MATE_BOUND):
-        se = evaluate(black, white, kings, stm, ev)
+        se = _static(black, white, kings, stm, ply, ws, ev, nn)
         if se - RFP_MARGIN * depth >= beta:
             return se
     found, tmove, tscore, tdepth, tbound = ttm.probe(tt, key)
@@ -395,7 +408,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
             # r is 0 whenever the stage is PVS_FULL; borrow(): the child pays no reference counting
             lo = -beta if stage == PVS_FULL else -alpha - 1
             s = -_ab(b2, w2, k2b, other, key2, new_depth - r, lo, -alpha, ply + 1, qp2,
-                     borrow(ws), borrow(tt), borrow(eg), borrow(stop), borrow(ev))
+                     borrow(ws), borrow(tt), borrow(eg), borrow(stop), borrow(ev), borrow(nn))
             if stage == PVS_FULL or ws[C_STOP] != 0:
                 break
             if r > 0 and s > alpha:
@@ -430,9 +443,10 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
 
 
 def search_child(black: int, white: int, kings: int, stm: int, key: int, depth: int, alpha: int, beta: int,
-                 qp: int, ws: np.ndarray, tt: np.ndarray, eg: np.ndarray, stop: np.ndarray, ev: np.ndarray) -> int:
+                 qp: int, ws: np.ndarray, tt: np.ndarray, eg: np.ndarray, stop: np.ndarray, ev: np.ndarray,
+                 nn: np.ndarray) -> int:
     """Score (from the mover's view, negated by the caller) of a root child at ply 1."""
-    return _ab(black, white, kings, stm, key, depth, alpha, beta, 1, qp, ws, tt, eg, stop, ev)
+    return _ab(black, white, kings, stm, key, depth, alpha, beta, 1, qp, ws, tt, eg, stop, ev, nn)
 
 
 @kernel
@@ -537,18 +551,30 @@ class Searcher:
 
     def __init__(self, hash_mb: int = 16, weights: Optional[EvalWeights] = None) -> None:
         """``weights``: the evaluation weights (default: the package's; WeightsError if unusable)."""
-        self.weights = weights if weights is not None else default_weights()
-        self.ev = np.array(self.weights.table, dtype=np.int64)   # a private, writable copy for the kernels
+        self.threads = 1
+        self._helper_ws: list[np.ndarray] = []
+        self.set_weights(weights if weights is not None else default_weights())
         self.hash_mb = hash_mb
         self.tt = ttm.new_table(hash_mb)
         self._tt_unused = True           # not searched with since allocated: prefault() may write to it
         self._tt_mapped = False          # every page touched (prefault): clear() may zero in place
         self.ws = np.zeros(WS_SIZE, dtype=np.int64)
         self.gen = 0
-        self.threads = 1
-        self._helper_ws: list[np.ndarray] = []
         self.egdb = egdb_empty_table()   # endgame databases (uci_checkers.egdb.probe table)
         self._helper_egdb: list[np.ndarray] = []
+
+    def set_weights(self, weights: EvalWeights) -> None:
+        """Evaluate with ``weights`` from the next search on (WeightsError, and no change, if they were made
+        for another evaluation)."""
+        check_usable(weights)
+        self.weights = weights
+        if weights.kind == KIND_NETWORK:
+            self.ev = np.zeros(1, dtype=np.int64)
+            self.nn = nnue.thread_array(weights.table)
+        else:
+            self.ev = np.array(weights.table, dtype=np.int64)   # a private, writable copy for the kernels
+            self.nn = nnue.no_network()
+        self._helper_nn = [self.nn.copy() for _ in range(self.threads - 1)]   # own accumulators each
 
     def set_egdb(self, table: Optional[np.ndarray]) -> None:
         """Probe this endgame database table from now on (None: none).  A table caches decoded blocks in
@@ -566,6 +592,7 @@ class Searcher:
         self.threads = max(1, min(MAX_THREADS, int(n)))
         self._helper_ws = [np.zeros(WS_SIZE, dtype=np.int64) for _ in range(self.threads - 1)]
         self._helper_egdb = [egdb_fork_table(self.egdb) for _ in self._helper_ws]
+        self._helper_nn = [self.nn.copy() for _ in range(self.threads - 1)]   # own accumulators each
 
     def set_hash(self, mb: int) -> None:
         """Resize the transposition table (its content is lost)."""
@@ -629,7 +656,7 @@ class Searcher:
             pick = legal[int(rng.integers(len(legal)))]
             return SearchResult(pick, None, 0, 0, 0)
 
-        ws, tt, ev, eg = self.ws, self.tt, self.ev, self.egdb
+        ws, tt, ev, eg, nn = self.ws, self.tt, self.ev, self.egdb, self.nn
         self._tt_unused = False
         self.gen = (self.gen + 1) & 63
         _age_history(ws)
@@ -711,11 +738,11 @@ class Searcher:
                     last_currmove[0] = now
                     on_currmove(m, number)
             if full_first:
-                s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, eg, flag, ev))
+                s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, eg, flag, ev, nn))
             else:
-                s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, ws, tt, eg, flag, ev))
+                s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, ws, tt, eg, flag, ev, nn))
                 if alpha < s < beta and not stopped():
-                    s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, eg, flag, ev))
+                    s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, eg, flag, ev, nn))
             return s
 
         def row1() -> list[int]:
@@ -869,7 +896,7 @@ class Searcher:
         They poll the caller's stop flag ``hstop`` themselves, so that a stop frees every
         core at once (the main thread, once done, ends them through ``hws[C_STOP]``).
         """
-        tt, ev, eg = self.tt, self.ev, self._helper_egdb[t - 1]
+        tt, ev, eg, nn = self.tt, self.ev, self._helper_egdb[t - 1], self._helper_nn[t - 1]
         order = list(range(len(children)))
         shift = t % len(order)
         order = order[shift:] + order[:shift]
@@ -880,11 +907,11 @@ class Searcher:
             for n, idx in enumerate(order):
                 m, b, w, k, key, qp = children[idx]
                 if n == 0:
-                    s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, INF, qp, hws, tt, eg, hstop, ev))
+                    s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, INF, qp, hws, tt, eg, hstop, ev, nn))
                 else:
-                    s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, hws, tt, eg, hstop, ev))
+                    s = -int(search_child(b, w, k, stm, key, depth - 1, -alpha - 1, -alpha, qp, hws, tt, eg, hstop, ev, nn))
                     if s > alpha and not (hstop[0] or hws[C_STOP]):
-                        s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, -alpha, qp, hws, tt, eg, hstop, ev))
+                        s = -int(search_child(b, w, k, stm, key, depth - 1, -INF, -alpha, qp, hws, tt, eg, hstop, ev, nn))
                 if hstop[0] or hws[C_STOP]:
                     return
                 if s > alpha:

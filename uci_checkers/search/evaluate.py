@@ -51,8 +51,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..util.jit import ctz, kernel, popcount
 from ..rules.bitboard import SQUARE_TO_BIT, SQUARES
+from ..util.jit import ctz, kernel, popcount
+from .layouts import PATTERN_LAYOUT
 
 UNIT = 16                      # weights are in 1/16 centi-men
 PHASE_PIECES = 24              # piece count of the pure opening weight set
@@ -75,7 +76,7 @@ F_RUN_OWN = F_MOB_OPP + 16
 F_RUN_OPP = F_RUN_OWN + 4
 F_TEMPO = F_RUN_OPP + 4
 NF = F_TEMPO + 1
-FEATURE_LAYOUT = "patterns-9x4x4-pieces3/material13x13+counts13x7x13x7/king32x2/mob16x2/run4x2/tempo;interleaved"
+FEATURE_LAYOUT = PATTERN_LAYOUT
 MAX_ACTIVE = 64                # active features of one position never exceed this
 
 BLOCKS = (("pattern", F_PATTERN, F_MATERIAL), ("material", F_MATERIAL, F_KING_OWN),

@@ -1,22 +1,34 @@
 """Evaluation weights files: the versioned, checksummed data the evaluation kernels sum.
 
-The package ships one file, ``uci_checkers/data/eval.weights``, written by
-``uci-checkers train`` and loaded once per process (:func:`default_weights`).
-A missing, truncated, corrupt or mismatched file raises :class:`WeightsError`
-with one clear sentence; there is no silent fallback to other weights.
+The package ships two files: ``uci_checkers/data/eval.weights``, the pattern tables written
+by ``uci-checkers train`` and loaded once per process (:func:`default_weights`), and
+``eval-n1.weights``, a network written by ``uci-checkers train-net`` (:func:`network_path`).
+The engine's ``EvalFile`` option and the tools' ``--weights`` load either, or another file
+(:func:`load_weights`).  A missing, truncated, corrupt or mismatched file raises
+:class:`WeightsError` with one clear sentence; there is no silent fallback to other weights.
 
 File layout (little-endian)::
 
     b"UCKWEIGHTS\\n"                 magic (11 bytes)
     uint32                          length of the header
     header                          UTF-8 JSON: format, layout, nf, unit, provenance
-    int32 * (2 * nf)                opening weights, then endgame weights (1/unit centi-men)
+    int32 * n                       the weights (see below)
     32 bytes                        SHA-256 of everything before it
 
-The header's ``layout`` names the feature layout of :mod:`uci_checkers.search.evaluate`
-(``FEATURE_LAYOUT``): weights trained for another layout are refused.  Its
-``provenance`` records what the weights came from (data shards and their digest,
-positions, seed, commit, losses), so a set can be reproduced.
+The header's ``layout`` says which evaluation the file is for, and so its kind:
+:data:`EVALUATIONS` maps every layout this version has (named in :mod:`uci_checkers.search.layouts`)
+to its kind, and a file with any other layout is refused.
+
+* ``pattern``: the pattern tables of :mod:`uci_checkers.search.evaluate` (header ``nf`` and
+  ``unit``): ``2 * nf`` weights, opening and endgame interleaved, in 1/unit centi-men;
+* ``network``: the network of :mod:`uci_checkers.search.nnue` (header ``size``): ``nnue.NET_SIZE``
+  quantised weights in the order that module gives.
+
+:func:`read_weights` checks a file without loading numba (the engine does it when
+``setoption name EvalFile`` arrives, while its kernels may still compile); :func:`load_weights`
+also checks it against the evaluation code itself.  The header's ``provenance`` records what the
+weights came from (data shards and their digest, positions, seed, commit, losses), so a set can
+be reproduced.
 """
 from __future__ import annotations
 
@@ -33,10 +45,17 @@ from typing import Any
 import numpy as np
 
 from ..util.atomicfile import write_bytes_atomic
+from .layouts import NETWORK_LAYOUT, PATTERN_LAYOUT
 
 MAGIC = b"UCKWEIGHTS\n"
 FORMAT_VERSION = 1
-DEFAULT_NAME = "eval.weights"
+DEFAULT_NAME = "eval.weights"          # the pattern tables (w5): the default evaluation
+NETWORK_NAME = "eval-n1.weights"       # the network (n1): selectable, not the default (see the README)
+KIND_PATTERN = "pattern"
+KIND_NETWORK = "network"
+
+# The evaluations this version has, by the layout their weights files name.
+EVALUATIONS: dict[str, str] = {PATTERN_LAYOUT: KIND_PATTERN, NETWORK_LAYOUT: KIND_NETWORK}
 
 
 class WeightsError(ValueError):
@@ -45,16 +64,29 @@ class WeightsError(ValueError):
 
 @dataclass(frozen=True)
 class EvalWeights:
-    """Weights as the kernels take them (``table``: int64, opening then endgame) and their header."""
+    """Weights as the kernels take them and their header.
+
+    ``kind`` ``patterns``: ``table`` is int64 (opening and endgame interleaved); ``network``:
+    ``table`` is the int32 net array of :mod:`uci_checkers.search.nnue`."""
 
     table: np.ndarray
     header: dict[str, Any] = field(default_factory=dict)
     checksum: str = ""             # SHA-256 (hex) stored in the file
     path: str = ""
+    kind: str = KIND_PATTERN       # the evaluation the file is for (EVALUATIONS)
+
+    def describe(self) -> str:
+        """``/path/eval.weights (pattern evaluation, sha256 1a2b3c4d5e6f)``"""
+        return f"{self.path} ({self.kind} evaluation, sha256 {self.checksum[:12]})"
 
 
 def default_path() -> Path:
     return Path(str(resources.files("uci_checkers").joinpath("data", DEFAULT_NAME)))
+
+
+def network_path() -> Path:
+    """The shipped network weights (kind network): ``load_weights`` it to search with the network."""
+    return default_path().with_name(NETWORK_NAME)
 
 
 def check_file(path: str | os.PathLike) -> tuple[dict[str, Any], bytes, str]:
@@ -87,31 +119,68 @@ def check_file(path: str | os.PathLike) -> tuple[dict[str, Any], bytes, str]:
     return header, data[hstart + hlen:-32], digest.hex()
 
 
-def load_weights(path: str | os.PathLike) -> EvalWeights:
-    """Read and verify a weights file for this evaluation; :class:`WeightsError` says what is wrong."""
-    from .evaluate import FEATURE_LAYOUT, NF, UNIT
+def read_weights(path: str | os.PathLike) -> EvalWeights:
+    """Read and verify a weights file: framing, checksum, an evaluation this version has (by the header's
+    layout) and a payload of the size the header gives.  Needs no numba; :class:`WeightsError` says what
+    is wrong."""
     p = Path(path)
+    if p.is_dir():
+        raise WeightsError(f"evaluation weights file {p} is a directory")
     header, payload, checksum = check_file(p)
-    if header.get("layout") != FEATURE_LAYOUT or header.get("nf") != NF or header.get("unit") != UNIT:
-        raise WeightsError(f"evaluation weights file {p} was made for another evaluation "
-                           f"(layout {header.get('layout')!r}, {header.get('nf')} features)")
-    if len(payload) != 2 * NF * 4:
+    layout = header.get("layout")
+    kind = EVALUATIONS.get(layout) if isinstance(layout, str) else None
+    if kind is None:
+        raise WeightsError(f"evaluation weights file {p} was made for another evaluation, which this version "
+                           f"does not have (layout {layout!r})")
+    if kind == KIND_NETWORK:
+        size = header.get("size")
+        if not (isinstance(size, int) and size > 0):
+            raise WeightsError(f"evaluation weights file {p} has a bad header (size {size!r})")
+        if len(payload) != size * 4:
+            raise WeightsError(f"evaluation weights file {p} holds {len(payload) // 4} network weights, "
+                               f"expected {size}")
+        return EvalWeights(np.frombuffer(payload, dtype="<i4").astype(np.int32), header, checksum, str(p), kind)
+    nf, unit = header.get("nf"), header.get("unit")
+    if not (isinstance(nf, int) and nf > 0 and isinstance(unit, int) and unit > 0):
+        raise WeightsError(f"evaluation weights file {p} has a bad header (nf {nf!r}, unit {unit!r})")
+    if len(payload) != 2 * nf * 4:
         raise WeightsError(f"evaluation weights file {p} holds {len(payload)} bytes of weights, "
-                           f"expected {2 * NF * 4}")
+                           f"expected {2 * nf * 4}")
     table = np.frombuffer(payload, dtype="<i4").astype(np.int64)
-    return EvalWeights(table, header, checksum, str(p))
+    return EvalWeights(table, header, checksum, str(p), kind)
 
 
-def save_weights(path: str | os.PathLike, table: np.ndarray, provenance: dict[str, Any]) -> EvalWeights:
-    """Write ``table`` (2*NF integers, 1/UNIT centi-men) atomically with its header and checksum."""
+def check_usable(weights: EvalWeights) -> None:
+    """Raise :class:`WeightsError` unless ``weights`` fit the evaluation code (layout, size, unit; a
+    network's weights also the bounds that keep the kernels' arithmetic exact)."""
+    header = weights.header
+    if weights.kind == KIND_NETWORK:
+        from . import nnue
+        if header.get("size") != nnue.NET_SIZE or weights.table.shape != (nnue.NET_SIZE,):
+            raise WeightsError(f"evaluation weights file {weights.path} holds {weights.table.size} network "
+                               f"weights, expected {nnue.NET_SIZE}")
+        try:
+            nnue.check_ranges(weights.table)
+        except ValueError as exc:
+            raise WeightsError(f"evaluation weights file {weights.path} holds an unusable network: {exc}") from None
+        return
     from .evaluate import FEATURE_LAYOUT, NF, UNIT
-    arr = np.asarray(table)
-    if arr.shape != (2 * NF,):
-        raise ValueError(f"weights table must have shape ({2 * NF},), not {arr.shape}")
-    if np.abs(arr).max(initial=0) >= 2**31:
+    if header.get("layout") != FEATURE_LAYOUT or header.get("nf") != NF or header.get("unit") != UNIT \
+            or weights.table.shape != (2 * NF,):
+        raise WeightsError(f"evaluation weights file {weights.path} was made for another evaluation "
+                           f"(layout {header.get('layout')!r}, {header.get('nf')} features)")
+
+
+def load_weights(path: str | os.PathLike) -> EvalWeights:
+    """Read and verify a weights file of either kind; :class:`WeightsError` says what is wrong."""
+    weights = read_weights(path)
+    check_usable(weights)
+    return weights
+
+
+def _write(path: str | os.PathLike, header: dict[str, Any], arr: np.ndarray) -> EvalWeights:
+    if np.abs(arr.astype(np.int64)).max(initial=0) >= 2**31:
         raise ValueError("weights out of int32 range")
-    header = {"format": FORMAT_VERSION, "layout": FEATURE_LAYOUT, "nf": NF, "unit": UNIT,
-              "provenance": provenance}
     hbytes = json.dumps(header, sort_keys=True, indent=1).encode("utf-8")
     body = MAGIC + struct.pack("<I", len(hbytes)) + hbytes + arr.astype("<i4").tobytes()
     data = body + hashlib.sha256(body).digest()
@@ -119,6 +188,27 @@ def save_weights(path: str | os.PathLike, table: np.ndarray, provenance: dict[st
     p.parent.mkdir(parents=True, exist_ok=True)
     write_bytes_atomic(p, data)
     return load_weights(p)
+
+
+def save_weights(path: str | os.PathLike, table: np.ndarray, provenance: dict[str, Any]) -> EvalWeights:
+    """Write a pattern ``table`` (2*NF integers, 1/UNIT centi-men) atomically with its header and checksum."""
+    from .evaluate import FEATURE_LAYOUT, NF, UNIT
+    arr = np.asarray(table)
+    if arr.shape != (2 * NF,):
+        raise ValueError(f"weights table must have shape ({2 * NF},), not {arr.shape}")
+    header = {"format": FORMAT_VERSION, "layout": FEATURE_LAYOUT, "nf": NF, "unit": UNIT,
+              "provenance": provenance}
+    return _write(path, header, arr)
+
+
+def save_network(path: str | os.PathLike, net: np.ndarray, provenance: dict[str, Any]) -> EvalWeights:
+    """Write a quantised network (``nnue.NET_SIZE`` integers) atomically with its header and checksum;
+    ValueError if the weights do not fit the kernels' exact arithmetic (``nnue.check_ranges``)."""
+    from . import nnue
+    arr = np.asarray(net)
+    nnue.check_ranges(arr)
+    header = {"format": FORMAT_VERSION, "layout": NETWORK_LAYOUT, "size": nnue.NET_SIZE, "provenance": provenance}
+    return _write(path, header, arr)
 
 
 @functools.lru_cache(maxsize=1)

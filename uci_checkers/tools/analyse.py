@@ -38,6 +38,11 @@ The summary gives per side the counts and the average loss per move.
 
 Progress goes to stderr (a bar on a terminal, a line every 10 % otherwise); the
 per-game summary to stdout.
+
+Exit status (the tools' convention, :mod:`uci_checkers.util.commandline`): 0 done; 1 the
+engine failed during the analysis; 2 a usage or input error (a bad flag, a file that cannot
+be read or holds no readable game, an engine that cannot be used, ``--backend ray`` without
+Ray); 130 interrupted.
 """
 from __future__ import annotations
 
@@ -53,7 +58,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
-from ..util.commandline import check_output_path, parse_option_args
+from ..util.commandline import ToolParser, check_output_path, parse_option_args
 from ..util.interrupts import raise_if_interrupted
 from ..client import ArgumentError, Engine, EngineError, EngineTerminatedError, EngineTimeoutError, Limit, Score
 from ..rules.pdn import PdnGame, read_pdn_file, write_pdn_file
@@ -469,9 +474,9 @@ def annotate_game(game: PdnGame, evals: list[PositionEval], mistake: int = MISTA
 # Command line
 # --------------------------------------------------------------------------------------------------
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="uci-checkers analyse",
-                                description="Annotate the games of a PDN file with engine evaluations; "
-                                            "mark mistakes (?) and blunders (??).")
+    p = ToolParser(prog="uci-checkers analyse",
+                   description="Annotate the games of a PDN file with engine evaluations; "
+                               "mark mistakes (?) and blunders (??).")
     p.add_argument("pdn", help="PDN file to analyse")
     lim = p.add_mutually_exclusive_group()
     lim.add_argument("--movetime", type=int, metavar="MS", help="search time per position in ms (default 200)")
@@ -553,7 +558,7 @@ def _main(argv: Optional[list[str]]) -> int:
     try:
         doc = read_pdn_file(args.pdn)
     except OSError as exc:
-        return _fail(f"cannot read {args.pdn}: {exc}")
+        return _fail(f"cannot read {args.pdn}: {exc.strerror or exc}")
     raise_if_interrupted()                    # one that came while the reader compiled its kernels
     for err in doc.errors:
         print(f"uci-checkers analyse: skipping {err}", file=sys.stderr)
@@ -561,7 +566,7 @@ def _main(argv: Optional[list[str]]) -> int:
         return _fail(f"--out is the input file, which has {len(doc.errors)} unreadable game(s) that "
                      "the output would not contain: write to another file")
     if not doc.games:
-        return _fail("no readable game in the file", 1)
+        return _fail("no readable game in the file")
     settings = AnalysisSettings(depth=args.depth, movetime=args.movetime, engine=command, options=options,
                                 mistake=int(round(args.mistake * 100)), blunder=int(round(args.blunder * 100)))
     first_engine = None
@@ -569,7 +574,7 @@ def _main(argv: Optional[list[str]]) -> int:
         try:
             import ray  # noqa: F401
         except ImportError:
-            return _fail("the ray backend needs Ray: pip install 'uci_checkers[cluster]'", 3)
+            return _fail("the ray backend needs Ray: pip install 'uci_checkers[cluster]'")
     else:
         if not args.quiet:
             print("uci-checkers analyse: starting the engine (the first start compiles)", file=sys.stderr)
@@ -588,7 +593,7 @@ def _main(argv: Optional[list[str]]) -> int:
     except AnalysisInterrupted as exc:
         evals, interrupted = exc.partial, True
     except RayUnavailable as exc:
-        return _fail(str(exc), 3)
+        return _fail(str(exc))
     except ArgumentError as exc:              # --backend ray: the options are first checked in a task
         return _fail(f"the engine cannot be used: {exc}")
     except EngineError as exc:

@@ -6,23 +6,25 @@ Stockfish): ``tests/test_bench.py`` pins it, and a change that alters the
 search updates it on purpose.  Nodes per second are the speed figure.
 
 The bench runs in a worker thread: Ctrl-C or SIGTERM stops the current search
-through its stop flag, the positions finished so far stay printed with their
-totals, and the exit status is 130.  A cold compile is announced on stderr.
+through its stop flag, the positions finished so far stay printed, the totals
+are theirs (marked partial), and the exit status is 130.  A cold compile is announced on stderr.
 
-The positions are constants here (the package never reads the shared data at
-run time): ACF three-move ballots (from ``ballots3.tsv``, some with a capture
-pending), eleven-man middlegame starts (``ballots11man.txt``), and endgames
-from classic problem collections (``puzzles.tsv``).
+The positions are constants here, all of the game or the project's own: ACF
+three-move ballots (from ``data/ballots3.tsv``, some with a capture pending),
+eleven-man starts the package made (``data/elevenman.txt``, see
+:mod:`uci_checkers.learn.elevenman`), and middlegames and endgames from the
+engine's own self-play games (``training-data/gen3/shard-00000.npz``).
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import threading
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
+
+from ..util.commandline import ToolParser
 
 DEFAULT_DEPTH = 15
 BENCH_HASH_MB = 16
@@ -51,31 +53,34 @@ CAPTURE_OPENINGS = (
     "W:W19,21,22,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,12,14,15",         # 10-14 23-19 11-15
     "W:W20,21,22,23,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,15,16",         # 11-15 24-20 12-16
 )
-# Eleven-man starts (Black to move).
+# Eleven-man starts (Black to move): starts 0, 68, 136, 205, 273 and 341 of data/elevenman.txt (every
+# sixth of its 410), then middlegames of the engine's own self-play: in training-data/gen3/shard-00000.npz,
+# game by game, the first recorded position (legal moves, no capture pending) of each game that fills a
+# slot: 16 men and no king (4), and the endgames below.
 MIDDLEGAMES = (
-    "B:W19,23,22,21,27,26,25,32,31,30,29:B4,3,2,1,7,6,5,12,11,10,9",
-    "B:W19,23,22,21,28,26,25,32,31,30,29:B4,3,2,1,8,7,6,12,11,9,14",
-    "B:W19,23,22,21,28,27,25,32,31,30,29:B4,3,2,1,8,6,5,12,11,9,15",
-    "B:W19,23,22,21,28,27,26,32,31,30,29:B4,3,2,1,8,7,5,12,10,9,16",
-    "B:W19,22,21,28,27,26,25,32,31,30,29:B4,3,2,1,8,7,6,5,11,9,14",
-    "B:W20,23,22,28,27,26,25,32,31,30,29:B4,3,2,1,8,7,6,5,10,9,15",
-    "W:W13,19,20,22,24,26,28,30:B2,6,10,11,12,15,17,18",
-    "W:W18,19,21,23,24,25,27,30:B2,5,8,9,10,11,12,14",
-    "W:W14,18,19,23,24,27,32:B3,6,8,11,12,16,20",
-    "W:W17,20,21,22,23,24,25,27,31:B1,6,8,10,11,12,14,15,18",
+    "B:W19,22,23,24,25,26,28,29,30,31,32:B2,3,4,5,6,7,8,11,12,13,14",
+    "B:W17,19,22,23,25,26,27,29,30,31,32:B1,2,4,5,6,7,8,10,12,13,16",
+    "B:W18,21,22,23,24,27,28,29,30,31,32:B1,2,3,4,7,8,9,10,11,12,14",
+    "B:W20,21,22,23,24,26,27,29,30,31,32:B1,2,4,5,6,7,8,10,11,12,13",
+    "B:W17,18,21,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,10,11,20",
+    "B:W18,20,21,22,25,26,27,28,29,30,31:B1,2,3,4,5,6,7,8,12,13,16",
+    "B:W14,17,18,19,23,27,31,32:B2,3,5,7,9,11,12,20",
+    "W:W13,17,21,22,26,27,30,31:B3,5,6,10,11,14,15,20",
+    "B:W12,15,21,26,27,29,31,32:B2,3,6,7,8,13,14,19",
+    "B:W13,14,18,23,24,27,29,31:B1,3,5,7,11,12,16,20",
 )
-# Endgames from problem collections (kings, runaways, trapped kings).
+# Endgames of the same self-play games (same rule), with a king: 4 pieces (2), 5 (3), 6 (2), 8 (2), 10 (1).
 ENDGAMES = (
-    "W:WK15,22,27:B9,13,K14",
-    "W:WK7,14,K32:B10,16,K31",
-    "W:WK17,18:B10,K25",
-    "W:WK30,31:B19,22,K29",
-    "B:WK6,26:B9,10,K24",
-    "W:WK5,6,10,12:BK4,K18,K25,K26",
-    "B:W8,10,18,K21:B3,12,K20,27",
-    "W:WK10,13,15,27,28:B5,8,12,19,20",
-    "W:W17,18,22,26,K32:B9,10,13,K25,K29",
-    "W:WK2,18,19,20,23,32:B3,4,11,12,K26,27",
+    "B:W6,K25,31:BK32",
+    "B:WK2,11:BK4,18",
+    "B:W5,K20,K22,28:BK30",
+    "B:WK12,K14:BK19,K22,K23",
+    "W:W6,K17,30:B21,27",
+    "B:WK10,K13,K14,K19,K23:BK21",
+    "W:WK7,K11,20:B12,K17,K31",
+    "B:W13,K18,21,31:B9,24,K25,27",
+    "W:WK4,7,15,29:B1,5,12,K16",
+    "W:WK4,5,12,32:B3,7,10,K17,K18,26",
 )
 POSITIONS = OPENINGS + CAPTURE_OPENINGS + MIDDLEGAMES + ENDGAMES
 
@@ -86,17 +91,18 @@ MAX_HASH_MB = 4096
 def run_bench(depth: int = DEFAULT_DEPTH, hash_mb: int = BENCH_HASH_MB,
               on_position: Optional[Callable[[int, str, int, float], None]] = None,
               stop: Optional[np.ndarray] = None,
-              on_ready: Optional[Callable[[], None]] = None) -> tuple[int, float]:
+              on_ready: Optional[Callable[[], None]] = None, weights: Any = None) -> tuple[int, float]:
     """Search every bench position to ``depth`` from a cleared table; return (total nodes, seconds).
 
     ``on_position(index, fen, nodes, seconds)`` is called after each position, ``on_ready()``
     once the kernels are compiled.  Setting ``stop[0] = 1`` (an int64 array of one) ends
     the search in progress; that position is not counted and no further one is started.
+    ``weights``: an :class:`~uci_checkers.search.weights.EvalWeights` (default: the shipped ones).
     """
     from ..rules.position import Game, Position
     from ..search.alphabeta import Searcher, SearchLimits
 
-    searcher = Searcher(hash_mb)
+    searcher = Searcher(hash_mb, weights)
     searcher.warm_up()
     if on_ready is not None:
         on_ready()
@@ -121,24 +127,39 @@ def run_bench(depth: int = DEFAULT_DEPTH, hash_mb: int = BENCH_HASH_MB,
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="uci-checkers bench",
-                                     description="fixed-depth search benchmark (node total = search fingerprint)")
+    parser = ToolParser(prog="uci-checkers bench",
+                        description="fixed-depth search benchmark (node total = search fingerprint)")
     parser.add_argument("depth", nargs="?", type=int, default=DEFAULT_DEPTH,
                         help=f"search depth in plies (default {DEFAULT_DEPTH})")
     parser.add_argument("--hash", type=int, default=BENCH_HASH_MB, help="table size in MiB (default 16)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the totals")
+    parser.add_argument("--weights", metavar="FILE", default=None,
+                        help="evaluation weights file (default: the shipped one; other weights give other node "
+                             "totals)")
     args = parser.parse_args(argv)
     if args.depth < 1 or args.depth > 64:
         parser.error("depth must be between 1 and 64")
     if not 1 <= args.hash <= MAX_HASH_MB:
         parser.error(f"--hash must be between 1 and {MAX_HASH_MB}")
+    weights = None
+    if args.weights is not None:
+        from ..search.weights import WeightsError, read_weights
+
+        try:
+            weights = read_weights(args.weights)     # checked before the kernels compile
+        except WeightsError as exc:
+            parser.error(f"--weights: {exc}")
     from ..util.commandline import COMPILING_NOTICE
     from ..util.interrupts import raise_if_interrupted
 
-    done_positions = [0]
+    # The totals are summed here, from the positions reported as finished, so an interrupted bench
+    # still reports what it did (its worker may not hand back a result in time).
+    done = {"positions": 0, "nodes": 0, "seconds": 0.0}
 
     def show(i: int, fen: str, nodes: int, seconds: float) -> None:
-        done_positions[0] = i
+        done["positions"] = i
+        done["nodes"] += nodes
+        done["seconds"] += seconds
         if not args.quiet:
             nps = int(nodes / seconds) if seconds > 0 else 0
             print(f"position {i:2d}/{len(POSITIONS)}  nodes {nodes:>10d}  time {seconds * 1000:8.0f} ms  "
@@ -146,13 +167,16 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     stop = np.zeros(1, dtype=np.int64)
     ready = threading.Event()
-    box: list = []
+    finished = threading.Event()
+    errors: list[BaseException] = []
 
     def work() -> None:
         try:
-            box.append(run_bench(args.depth, args.hash, show, stop, ready.set))
+            run_bench(args.depth, args.hash, show, stop, ready.set, weights)
         except BaseException as exc:          # handed to the main thread
-            box.append(exc)
+            errors.append(exc)
+        finally:
+            finished.set()
 
     worker = threading.Thread(target=work, name="bench", daemon=True)
     notice = threading.Timer(1.0, lambda: ready.is_set() or print(f"bench: {COMPILING_NOTICE}", file=sys.stderr,
@@ -162,24 +186,29 @@ def main(argv: Optional[list[str]] = None) -> int:
     notice.start()
     interrupted = False
     try:
-        while worker.is_alive():
-            worker.join(0.1)                  # short joins: Ctrl-C is taken at once
+        # An event, not Thread.join: a join cut short by KeyboardInterrupt can leave the thread
+        # looking finished to the next join (CPython 3.11), which then returns at once.
+        while not finished.wait(0.1):         # short waits: Ctrl-C is taken at once
             raise_if_interrupted()
     except KeyboardInterrupt:
         interrupted = True
         stop[0] = 1
-        worker.join(5.0)
+        finished.wait(5.0)
     finally:
         notice.cancel()
-    if box and isinstance(box[0], BaseException):
-        raise box[0]
-    nodes, seconds = box[0] if box else (0, 0.0)
+    if errors and not interrupted:
+        raise errors[0]
+    nodes, seconds = done["nodes"], done["seconds"]
+    partial = " (partial)" if interrupted else ""
     print("===========================")
     if interrupted:
-        print(f"Interrupted     : after {done_positions[0]} of {len(POSITIONS)} positions (not a bench figure)")
-    print(f"Total time (ms) : {int(seconds * 1000)}")
-    print(f"Nodes searched  : {nodes}")
-    print(f"Nodes/second    : {int(nodes / seconds) if seconds > 0 else 0}")
+        print(f"Interrupted     : after {done['positions']} of {len(POSITIONS)} positions "
+              "(partial totals, not a bench figure)")
+    print(f"Total time (ms) : {int(seconds * 1000)}{partial}")
+    print(f"Nodes searched  : {nodes}{partial}")
+    print(f"Nodes/second    : {int(nodes / seconds) if seconds > 0 else 0}{partial}")
+    if weights is not None:
+        print(f"Evaluation      : {weights.describe()}")
     if interrupted:
         print("bench: interrupted", file=sys.stderr)
         return 130

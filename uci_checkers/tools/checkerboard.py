@@ -13,16 +13,21 @@ DLL's exports, and installs the DLL with its ini file into CheckerBoard's engine
 
 The C sources are in the repository (``bridge/checkerboard/``), so ``build`` runs from a
 checkout (an editable install).
+
+Exit status (the tools' convention, :mod:`uci_checkers.util.commandline`): 0 done; 1 the build
+failed (no compiler, or it refused the sources) or ``exports`` found a required name missing;
+2 a usage or input error (an engines folder that is not one, a ``--dll`` that does not exist or
+is not a Windows DLL with the engine API); errors are one line on stderr.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
+from ..util.commandline import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ToolParser, os_error_text
 from ..util.atomicfile import write_bytes_atomic
-from ..util.cbuild import (COMMON_FLAGS, CBuildError, bridge_root, compile_c, default_compiler,
+from ..util.cbuild import (COMMON_FLAGS, CBuildError, DllReadError, bridge_root, compile_c, default_compiler,
                            native_link_flags, pe_header)
 
 LIBRARY_NAME = "uci_checkers_cb"
@@ -34,6 +39,10 @@ API_EXPORTS = ("getmove", "enginecommand", "islegal")
 
 class BridgeBuildError(CBuildError):
     """The bridge could not be installed (the message says why, in one line)."""
+
+
+class BridgeInputError(BridgeBuildError):
+    """What the user gave cannot be used: a folder that is not one, a missing or foreign DLL."""
 
 
 def source_dir() -> Path:
@@ -102,12 +111,16 @@ def install(engines_dir: Path, dll: Optional[Path] = None, command: Optional[str
     """Copy the DLL into CheckerBoard's engines folder and write its ini (and help page) beside it."""
     engines_dir = Path(engines_dir)
     if not engines_dir.is_dir():
-        raise BridgeBuildError(f"{engines_dir} is not a directory (CheckerBoard's engines folder, "
+        raise BridgeInputError(f"{engines_dir} is not a directory (CheckerBoard's engines folder, "
                                "e.g. C:\\Program Files\\CheckerBoard\\engines)")
+    if dll is not None and not Path(dll).is_file():
+        raise BridgeInputError(f"--dll {dll}: no such file (build one with: uci-checkers checkerboard build)")
+    given = dll is not None
     dll = Path(dll) if dll is not None else build("windows")
     missing = [name for name in API_EXPORTS if name not in pe_exports(dll)]
     if missing:
-        raise BridgeBuildError(f"{dll} does not export {', '.join(missing)}")
+        error = BridgeInputError if given else BridgeBuildError
+        raise error(f"{dll} does not export {', '.join(missing)}")
     target = engines_dir / f"{LIBRARY_NAME}.dll"
     write_bytes_atomic(target, dll.read_bytes())
     ini = engines_dir / f"{LIBRARY_NAME}.ini"
@@ -121,8 +134,8 @@ def install(engines_dir: Path, dll: Optional[Path] = None, command: Optional[str
 def main(argv: Optional[Sequence[str]] = None) -> int:
     from ..util.commandline import parse_option_args
 
-    p = argparse.ArgumentParser(prog="uci-checkers checkerboard",
-                                description="Build and install the CheckerBoard bridge DLL (bridge/checkerboard).")
+    p = ToolParser(prog="uci-checkers checkerboard",
+                   description="Build and install the CheckerBoard bridge DLL (bridge/checkerboard).")
     sub = p.add_subparsers(dest="action", required=True)
     b = sub.add_parser("build", help="compile the bridge")
     b.add_argument("--target", choices=("windows", "native"), default="windows",
@@ -154,8 +167,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             missing = [name for name in API_EXPORTS if name not in names]
             if missing:
                 print(f"uci-checkers checkerboard: {args.dll} lacks {', '.join(missing)}", file=sys.stderr)
-                return 1
-    except (CBuildError, ValueError, OSError) as exc:
+                return EXIT_FAILED
+    except (BridgeInputError, DllReadError, ValueError) as exc:
         print(f"uci-checkers checkerboard: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        return EXIT_USAGE
+    except CBuildError as exc:
+        print(f"uci-checkers checkerboard: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except OSError as exc:              # a folder or file that cannot be written: one line, not [Errno n]
+        print(f"uci-checkers checkerboard: {os_error_text(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK

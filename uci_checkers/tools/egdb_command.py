@@ -1,8 +1,15 @@
 """``uci-checkers egdb``: build, verify, info, probe and bench of the endgame databases (the command line
-over :mod:`uci_checkers.egdb`)."""
+over :mod:`uci_checkers.egdb`).
+
+Exit status (the tools' convention, :mod:`uci_checkers.util.commandline`): 0 done; 1 ``verify`` found bad
+slices, or a build failed; 2 a usage or input error (a bad flag, a directory that does not exist or holds no
+databases, a bad FEN, ``--backend ray`` without Ray, a directory that cannot be written); 130 interrupted
+(finished slices are kept).
+"""
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import time
 from pathlib import Path
@@ -10,6 +17,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..util.commandline import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ToolParser, os_error_text
 from ..egdb.build import DEFAULT_DISTANCE_PIECES, MAX_BUILD_PIECES, EgdbBuildError, _slice_line, build, \
     build_plan, verify_directory
 from ..egdb.plan import describe as describe_plan
@@ -18,7 +26,7 @@ from ..egdb.store import EgdbFileError, default_directory, load_directory, read_
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="uci-checkers egdb", description="endgame databases: build, verify, inspect")
+    p = ToolParser(prog="uci-checkers egdb", description="endgame databases: build, verify, inspect")
     sub = p.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="build (or resume building) every slice with up to N pieces")
     b.add_argument("--pieces", type=int, required=True, help=f"largest piece count (2..{MAX_BUILD_PIECES})")
@@ -62,21 +70,24 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.command != "build" and not Path(directory).is_dir():
         print(f"egdb: {directory}: no such directory (build one with: uci-checkers egdb build --pieces N)",
               file=sys.stderr)
-        return 1
+        return EXIT_USAGE
     try:
         if args.command == "build":
             if not 2 <= args.pieces <= MAX_BUILD_PIECES:
                 print(f"egdb: --pieces must be 2..{MAX_BUILD_PIECES}", file=sys.stderr)
-                return 2
+                return EXIT_USAGE
             if args.dry_run:
                 plan = build_plan(directory, args.pieces, max(1, args.jobs), args.distance_pieces)
                 print("\n".join(describe_plan(plan)))
-                return 0
+                return EXIT_OK
+            if args.backend == "ray" and importlib.util.find_spec("ray") is None:
+                print("egdb: --backend ray needs Ray (pip install 'uci_checkers[cluster]')", file=sys.stderr)
+                return EXIT_USAGE
             build(directory, args.pieces, max(1, args.jobs), quiet=args.quiet, distance_pieces=args.distance_pieces,
                   backend=args.backend, address=args.address)
             return 0
         if args.command == "verify":
-            return 1 if verify_directory(directory, args.pieces) else 0
+            return EXIT_FAILED if verify_directory(directory, args.pieces) else EXIT_OK
         if args.command == "info":
             return _info(directory)
         if args.command == "probe":
@@ -86,10 +97,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     except KeyboardInterrupt:
         print("\negdb: interrupted; finished slices are kept (run the same command to resume)", file=sys.stderr)
         return 130
-    except (EgdbBuildError, EgdbFileError, OSError) as exc:
+    except (EgdbBuildError, EgdbFileError) as exc:
         print(f"egdb: {exc}", file=sys.stderr)
-        return 1
-    return 2
+        return EXIT_FAILED
+    except OSError as exc:              # a directory that cannot be made or written: one line, not [Errno n]
+        print(f"egdb: {os_error_text(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_USAGE
 
 
 def _bench(directory: Path, pieces: int, depth: int, runs: int, endgames_only: bool) -> int:
@@ -107,7 +121,7 @@ def _bench(directory: Path, pieces: int, depth: int, runs: int, endgames_only: b
         print(f"egdb: {problem}", file=sys.stderr)
     if not db.pieces:
         print(f"egdb: no databases in {directory}", file=sys.stderr)
-        return 1
+        return EXIT_USAGE
     searcher = Searcher(benchmod.BENCH_HASH_MB)
     searcher.warm_up()
     stop = np.zeros(1, dtype=np.int64)
@@ -145,7 +159,7 @@ def _info(directory: Path) -> int:
     files = sorted(Path(directory).glob("*.egdb")) if Path(directory).is_dir() else []
     if not files:
         print(f"egdb: no slice files in {directory}", file=sys.stderr)
-        return 1
+        return EXIT_USAGE
     infos = []
     for path in files:
         try:
@@ -177,7 +191,7 @@ def _probe(directory: Path, fen: str, pieces: int) -> int:
         pos = Position.from_fen(fen)
     except ValueError as exc:
         print(f"egdb: bad FEN: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     db = load_directory(directory, pieces)
     for problem in db.problems:
         print(f"egdb: {problem}", file=sys.stderr)

@@ -1,3 +1,3 @@
 """Utilities every layer may use: the numba policy and compile cache (``jit``), atomic files, interrupts,
-the stamped line reader, the Ray connection and the command-line helpers.  Imports nothing else of the package.
+the stamped line reader, the Ray connection, the command-line helpers and the progress display (``progress``).  Imports nothing else of the package.
 """

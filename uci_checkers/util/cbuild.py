@@ -35,6 +35,10 @@ class CBuildError(Exception):
     """A C program could not be built, or a binary could not be read (the message says why, in one line)."""
 
 
+class DllReadError(CBuildError):
+    """A file given as a Windows DLL cannot be read or is none (an input error, not a failed build)."""
+
+
 def bridge_root() -> Path:
     """``bridge/`` of the checkout this package is imported from (the C sources are not installed)."""
     here = Path(__file__).resolve().parents[2] / "bridge"
@@ -100,11 +104,13 @@ class PeHeader:
 
 
 def pe_header(path: Path) -> PeHeader:
-    """The machine and export names of a Windows DLL, read from its PE header and export directory."""
+    """The machine and export names of a Windows DLL, read from its PE header and export directory.
+
+    Raises :class:`DllReadError` when the file cannot be read or is no Windows DLL (the user's input)."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
-        raise CBuildError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise DllReadError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
         if data[:2] != b"MZ":
             raise ValueError("no MZ header")
@@ -141,6 +147,6 @@ def pe_header(path: Path) -> PeHeader:
             names.append(data[start:data.index(b"\0", start)].decode("ascii"))
         return PeHeader(machine, tuple(names))
     except struct.error:
-        raise CBuildError(f"{path} is not a readable Windows DLL: it is cut short") from None
+        raise DllReadError(f"{path} is not a readable Windows DLL: it is cut short") from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise CBuildError(f"{path} is not a readable Windows DLL: {exc}") from None
+        raise DllReadError(f"{path} is not a readable Windows DLL: {exc}") from None

@@ -1,11 +1,48 @@
-"""What every command-line tool shares: ``--option NAME=VALUE`` parsing, the output-path check made before any
-work, and the notice printed while a first run compiles the kernels."""
+"""What every command-line tool shares: the exit statuses, the argument parser that reports a usage error in
+one line, ``--option NAME=VALUE`` parsing, the output-path check made before any work, and the notice printed
+while a first run compiles the kernels.
+
+Exit statuses, the same for every ``uci-checkers`` tool:
+
+* ``0`` (:data:`EXIT_OK`): done;
+* ``1`` (:data:`EXIT_FAILED`): the operation ran and failed, only where a tool documents it (``egdb verify``
+  found bad slices, ``checkerboard build`` could not compile, ``analyse`` lost its engine, ...);
+* ``2`` (:data:`EXIT_USAGE`): a usage or input error (a bad flag or value, a missing or unreadable file, an
+  engine that cannot start, a backend that is not installed), reported before any work where it can be;
+* ``130`` (:data:`EXIT_INTERRUPTED`): interrupted by Ctrl-C or SIGTERM, finished work kept.
+
+Every error is one line on stderr that names the tool (``uci-checkers TOOL: what is wrong``), never a traceback.
+"""
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
+
+from .interrupts import EXIT_INTERRUPTED
+
+__all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "ToolParser", "parse_option_args",
+           "COMPILING_NOTICE", "announce_if_slow", "check_output_path"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+class ToolParser(argparse.ArgumentParser):
+    """``argparse`` with the tools' convention: a usage error is one line on stderr and exit status 2
+    (argparse itself prints the whole usage first).  Sub-command parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (--help for usage)\n")
+
+
+def os_error_text(exc: OSError) -> str:
+    """An OSError in one line for the user (``PATH: Permission denied``), never ``[Errno n] ...``."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}{exc.strerror or exc}"
 
 
 def parse_option_args(items: list[str]) -> dict[str, str]:
@@ -19,7 +56,10 @@ def parse_option_args(items: list[str]) -> dict[str, str]:
     return options
 
 
-COMPILING_NOTICE = "compiling the search kernels (a first run takes 10-20 s)..."
+# The measured first-start compile time (README, "Two commands", says how it was measured); README.md and
+# protocol.md quote the same words (tests/test_fresh_machine.py checks it).
+FIRST_COMPILE_TIME = "about 30 s"
+COMPILING_NOTICE = f"compiling the search kernels (a first run takes {FIRST_COMPILE_TIME})..."
 
 
 def announce_if_slow(wait: Callable[[], Any], message: str, after: float = 1.0) -> Any:

@@ -64,13 +64,17 @@ from numba import types
 from numba.core import caching
 from numba.extending import intrinsic
 
-from .imports import import_graph, package_modules
+from .cachedir import user_cache_dir
+from .imports import imports_of, package_modules
 
 __all__ = ["kernel", "c_kernel", "call_address", "popcount", "ctz", "borrow", "bytes_at", "words_at", "CACHE_DIR",
            "SOURCE_HASH", "types", "has_cached_kernels"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent      # uci_checkers/ (this module is util/jit.py)
 _PACKAGE = "uci_checkers"
+
+
+_NAMES_JIT = re.compile(r"^[ \t]*from[ \t]+[.\w]*[ \t]+import[^\n]*\bjit\b|^[ \t]*from[ \t]+[.\w]*jit[ \t]+import", re.M)
 
 
 def kernel_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
@@ -81,15 +85,24 @@ def kernel_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
     facade, the arena, the client) does not force every kernel to recompile.
     """
     modules = package_modules(package_dir)
-    deps = import_graph(modules)
     me = f"{_PACKAGE}.util.jit"
-    todo = [name for name, d in deps.items() if me in d] + [me]
+    # Runs at every import of this module (every start): parse only what can matter.  Only files with an
+    # import line naming jit are parsed to find its users, and then only what those reach.
+    texts = {name: path.read_text(encoding="utf-8") for name, path in modules.items()}
+    deps: dict[str, set[str]] = {}
+
+    def imports(name: str) -> set[str]:
+        if name not in deps:
+            deps[name] = imports_of(name, modules[name], modules, texts[name])
+        return deps[name]
+
+    todo = [name for name, text in texts.items() if _NAMES_JIT.search(text) and me in imports(name)] + [me]
     seen: set[str] = set()
     while todo:
         name = todo.pop()
         if name not in seen:
             seen.add(name)
-            todo.extend(deps.get(name, ()))
+            todo.extend(imports(name))
     # a package's __init__ runs whenever one of its modules is imported
     for name in list(seen):
         parts = name.split(".")
@@ -131,8 +144,7 @@ def cache_dir_candidates(package_dir: Path = PACKAGE_DIR, source_hash: str = SOU
     if env:
         candidates.append(Path(env) / source_hash)
     candidates.append(package_dir / "__pycache__" / f"numba-{source_hash}")
-    xdg = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    candidates.append(Path(xdg) / "uci_checkers" / f"numba-{source_hash}")
+    candidates.append(user_cache_dir(f"numba-{source_hash}", environ=environ))
     uid = os.getuid() if hasattr(os, "getuid") else 0
     candidates.append(Path(tempfile.gettempdir()) / f"uci_checkers-{uid}" / f"numba-{source_hash}")
     return candidates

@@ -219,14 +219,14 @@ const play = {
     if (this.events) this.events.close();
     this.state = null;
     this.selected = null;
-    $("error").textContent = "";
+    this.showError("");
     showView("game");
     this.render(state);
     this.events = new EventSource(`/api/matches/${state.id}/events`);
     this.events.onmessage = (e) => this.render(JSON.parse(e.data));
     this.events.onerror = () => {
       if (this.events && this.events.readyState === EventSource.CLOSED) {
-        $("error").textContent = "Lost the connection to the server: is uci-checkers gui still running?";
+        this.showError("Lost the connection to the server: is uci-checkers gui still running?");
       }
     };
     this.board.focus();
@@ -284,12 +284,19 @@ const play = {
     if (s.partial.length) { this.step(this.selected, sq); return; }     // the server explains the refusal
     if (s.selectable.includes(sq)) {
       this.selected = this.selected === sq ? null : sq;
-      $("error").textContent = "";
+      this.showError("");
       this.render(s);
       return;
     }
     if (this.selected !== null) { this.step(this.selected, sq); return; }
-    $("error").textContent = s.selectable.length ? "Select a ringed piece, then a marked square." : "";
+    if (s.selectable.length) this.step(sq, sq);      // refused: the server says why this square cannot move
+    else this.showError("");
+  },
+
+  // An error replaces the hint line while it is shown (both would tell the player what to select).
+  showError(text) {
+    $("error").textContent = text;
+    $("hint").hidden = !!text;
   },
 
   clearSelection() {
@@ -306,7 +313,7 @@ const play = {
   },
 
   afterCall(data) {
-    $("error").textContent = data.error || "";
+    this.showError(data.error || "");
     const state = data.error ? data.state : data;
     if (state) this.render(state);
   },
@@ -329,7 +336,7 @@ const play = {
 
   async newMatch(action) {
     const data = await api(`/api/matches/${this.state.id}/${action}`, {});
-    if (data.error) { $("error").textContent = data.error; return; }
+    if (data.error) { this.showError(data.error); return; }
     this.start(data);
   },
 
@@ -381,7 +388,8 @@ const analysis = {
   events: null,
   stream: null,
   board: null,
-  lines: new Map(),
+  lines: new Map(),     // multipv -> the latest report, all for the board named by linesFor
+  linesFor: null,       // the position_id the lines were computed for
 
   init() {
     this.board = new BoardView($("a-board"), (sq) => this.onSquare(sq));
@@ -408,6 +416,8 @@ const analysis = {
     if (this.events) this.events.close();
     this.state = null;
     this.selected = null;
+    $("a-error").textContent = "";
+    this.setLines(null);                // nothing of the old board's analysis stays on screen
     $("analysis-main").hidden = false;
     this.render(data);
     this.events = new EventSource(`/api/matches/${data.id}/events`);
@@ -420,9 +430,11 @@ const analysis = {
     if (state.partial.length) this.selected = state.partial[state.partial.length - 1];
     if (this.selected !== null && !state.selectable.includes(this.selected)) this.selected = null;
     this.board.build(state.orientation);
+    $("a-board").dataset.position = state.position_id;
     const targets = this.selected !== null ? (state.targets[String(this.selected)] || []) : [];
     this.board.render(state.board, { selectable: new Set(state.selectable), targets: new Set(targets),
                                      selected: this.selected, last: new Set(state.last_move) });
+    this.showLines();                   // the lines of another board are hidden
     $("a-turn-text").textContent = state.result ? `${state.result.title}: ${state.result.reason}` : state.turn_text;
     $("a-save-pdn").href = `/api/matches/${state.id}/pdn`;
     $("a-engine-name").textContent = engineName;
@@ -470,18 +482,26 @@ const analysis = {
 
   startEngine() {
     if (!this.state) return;
-    this.lines.clear();
-    this.showLines();
-    this.stream = new EventSource(`/api/matches/${this.state.id}/analysis?multipv=${$("multipv").value}`);
-    this.stream.addEventListener("position", () => { this.lines.clear(); this.showLines(); });
-    this.stream.addEventListener("info", (e) => {
+    this.setLines(null);
+    const stream = new EventSource(`/api/matches/${this.state.id}/analysis?multipv=${$("multipv").value}`);
+    this.stream = stream;
+    // every report names the board it was computed for: a report for another board starts a new set of
+    // lines (the stream only moves forward) and is shown only while that board is on screen
+    stream.addEventListener("position", (e) => {
+      if (this.stream === stream) this.setLines(JSON.parse(e.data).position_id);
+    });
+    stream.addEventListener("info", (e) => {
       const info = JSON.parse(e.data);
+      if (this.stream !== stream) return;
+      if (info.position_id !== this.linesFor) this.setLines(info.position_id);
       this.lines.set(info.multipv, info);
       this.showLines();
     });
-    this.stream.addEventListener("done", (e) => {
+    stream.addEventListener("done", (e) => {
       const info = JSON.parse(e.data);
-      if (info.error) $("a-error").textContent = info.error;
+      if (this.stream === stream && info.error && this.state && info.position_id === this.state.position_id) {
+        $("a-error").textContent = info.error;
+      }
     });
     $("engine-toggle").textContent = "Stop engine";
     $("engine-toggle").setAttribute("aria-pressed", "true");
@@ -493,17 +513,26 @@ const analysis = {
     $("engine-toggle").setAttribute("aria-pressed", "false");
   },
 
+  setLines(positionId) {
+    this.lines.clear();
+    this.linesFor = positionId;
+    this.showLines();
+  },
+
   showLines() {
     const ol = $("lines");
     ol.textContent = "";
-    const keys = [...this.lines.keys()].sort((a, b) => a - b);
+    const current = this.state !== null && this.linesFor === this.state.position_id;
+    const shown = current ? this.lines : new Map();
+    ol.dataset.position = current ? this.linesFor : "";
+    const keys = [...shown.keys()].sort((a, b) => a - b);
     for (const k of keys) {
-      const info = this.lines.get(k);
+      const info = shown.get(k);
       const li = document.createElement("li");
       li.textContent = `${info.score} (depth ${info.depth}) ${info.pv.join(" ")}`;
       ol.appendChild(li);
     }
-    const best = this.lines.get(1);
+    const best = shown.get(1);
     $("a-depth").textContent = best ? `Depth ${best.depth} · ${best.nodes ?? 0} nodes · scores from Red's side` : "";
     const cp = best ? best.red_cp : 0;
     const share = Math.round(100 / (1 + Math.exp(-cp / 250)));

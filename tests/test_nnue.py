@@ -1,0 +1,262 @@
+"""The network evaluation: the kernels against a pure-Python forward pass, incremental accumulators
+against a full recompute (along random games and through the search's lazy stack), colour symmetry,
+the weights file of kind ``network``, and the search driving the network."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from uci_checkers.rules.position import Game, Position
+from uci_checkers.search import nnue as N
+from uci_checkers.search import weights as W
+from uci_checkers.search.alphabeta import W_NNPOS, WS_SIZE, SearchLimits, Searcher
+from test_evaluate import mirror, random_positions
+
+
+def random_net(seed: int = 3) -> np.ndarray:
+    """Quantised weights of plausible size (first-layer rows of a few QA, so the clipping matters)."""
+    rng = np.random.default_rng(seed)
+    net = np.zeros(N.NET_SIZE, dtype=np.int32)
+    net[N.O_W1:N.O_B1] = rng.integers(-40, 41, N.N_IN * N.H)
+    net[N.O_B1:N.O_BUCKETS] = rng.integers(-30, 90, N.H)
+    for b in range(N.N_BUCKETS):
+        base = N.O_BUCKETS + b * N.BUCKET_SIZE
+        net[base + N.B_W2:base + N.B_B2] = rng.integers(-12, 13, N.L2 * 2 * N.H)
+        net[base + N.B_B2:base + N.B_W3] = rng.integers(-3000, 9000, N.L2)
+        net[base + N.B_W3:base + N.B_B3] = rng.integers(-40, 41, N.L3 * N.L2)
+        net[base + N.B_B3:base + N.B_WO] = rng.integers(-3000, 9000, N.L3)
+        net[base + N.B_WO:base + N.B_BO] = rng.integers(-4000, 4001, N.L3)
+        net[base + N.B_BO] = rng.integers(-50000, 50000)
+    return net
+
+
+# --- a slow, obviously-correct reference ------------------------------------------------------
+def reference_inputs(pos: Position, persp: int) -> list[int]:
+    """Active inputs of one perspective, square by square (see the nnue docstring)."""
+    out = []
+    for s in range(1, 33):
+        p = pos.piece_at(s)
+        if p is None:
+            continue
+        colour = 0 if p.lower() == "b" else 1
+        king = 1 if p.isupper() else 0
+        rel = 0 if colour == persp else 1
+        oriented = s - 1 if persp == 0 else 32 - s
+        out.append((2 * rel + king) * 32 + oriented)
+    return out
+
+
+def reference_eval(pos: Position, net: np.ndarray) -> int:
+    """The quantised forward pass in plain Python integers."""
+    w = [int(x) for x in net]
+    H = N.H
+
+    def clip(x):
+        return max(0, min(N.QA, x))
+
+    accs = []
+    for persp in (pos.turn, 1 - pos.turn):
+        a = [w[N.O_B1 + j] for j in range(H)]
+        for f in reference_inputs(pos, persp):
+            for j in range(H):
+                a[j] += w[N.O_W1 + f * H + j]
+        accs.append([clip(x) for x in a])
+    x = accs[0] + accs[1]
+    pieces = sum(1 for s in range(1, 33) if pos.piece_at(s) is not None)
+    bucket = min(N.N_BUCKETS - 1, max(0, (pieces - 1) // 6))
+    base = N.O_BUCKETS + bucket * N.BUCKET_SIZE
+    h2 = [clip((sum(x[j] * w[base + N.B_W2 + i * 2 * H + j] for j in range(2 * H)) + w[base + N.B_B2 + i]) // N.QB)
+          for i in range(N.L2)]
+    h3 = [clip((sum(h2[j] * w[base + N.B_W3 + i * N.L2 + j] for j in range(N.L2)) + w[base + N.B_B3 + i]) // N.QB)
+          for i in range(N.L3)]
+    out = sum(h3[j] * w[base + N.B_WO + j] for j in range(N.L3)) + w[base + N.B_BO]
+    return max(-N.SCORE_CLAMP, min(N.SCORE_CLAMP, out // (N.QA * N.QB)))
+
+
+# --- the kernels ---------------------------------------------------------------------------------
+def test_features_match_the_reference():
+    for pos in random_positions(40, seed=11):
+        for persp in (0, 1):
+            acc = N.new_accumulators()
+            net = np.zeros(N.NET_SIZE, dtype=np.float32)
+            want = sorted(reference_inputs(pos, persp))
+            got = []
+            for f in range(N.N_IN):     # one-hot rows: the accumulator counts each input's uses
+                net[:] = 0
+                net[N.O_W1 + f * N.H] = 1
+                N.refresh(pos.black, pos.white, pos.kings, net, acc, 0)
+                got += [f] * int(acc[persp * N.H])
+            assert got == want, pos.fen()
+
+
+def test_kernel_forward_pass_matches_the_reference():
+    net = random_net()
+    knet = N.kernel_net(net)
+    acc = N.new_accumulators()
+    scores = set()
+    for pos in random_positions(60, seed=5):
+        got = int(N.evaluate_position(pos.black, pos.white, pos.kings, pos.turn, knet, acc))
+        assert got == reference_eval(pos, net), pos.fen()
+        scores.add(got)
+    assert len(scores) > 20          # the random net is not degenerate (all clipped to one value)
+
+
+def test_colour_symmetry_with_any_weights():
+    net = N.kernel_net(random_net(seed=8))
+    acc = N.new_accumulators()
+    for pos in random_positions(60, seed=9):
+        m = mirror(pos)
+        assert N.evaluate_position(pos.black, pos.white, pos.kings, pos.turn, net, acc) == \
+            N.evaluate_position(m.black, m.white, m.kings, m.turn, net, acc), pos.fen()
+
+
+def test_incremental_updates_equal_a_full_recompute_along_random_games():
+    net = N.kernel_net(random_net(seed=4))
+    acc = N.new_accumulators()
+    fresh = N.new_accumulators()
+    rng = random.Random(2)
+    steps = 0
+    for _ in range(12):
+        pos = Position.start()
+        N.refresh(pos.black, pos.white, pos.kings, net, acc, 0)
+        for _ in range(150):
+            moves = pos.legal_moves()
+            if not moves:
+                break
+            nxt = pos.play(rng.choice(moves))         # captures, multi-jumps and crowning included
+            N.update(pos.black, pos.white, pos.kings, nxt.black, nxt.white, nxt.kings, net, acc, 0, 1)
+            acc[:N.ROW] = acc[N.ROW:2 * N.ROW]
+            N.refresh(nxt.black, nxt.white, nxt.kings, net, fresh, 0)
+            assert np.array_equal(acc[:N.ROW], fresh[:N.ROW]), nxt.fen()
+            pos = nxt
+            steps += 1
+    assert steps > 500
+
+
+def test_lazy_stack_equals_a_full_recompute_through_a_random_tree():
+    """The search's use: enter nodes depth-first (note_position), evaluate some of them (evaluate_at),
+    leave them in any order; every score equals the from-scratch evaluation."""
+    net = N.kernel_net(random_net(seed=6))
+    nn = N.thread_array(random_net(seed=6))
+    scratch = N.new_accumulators()
+    ws = np.zeros(WS_SIZE, dtype=np.int64)
+    rng = random.Random(7)
+    checked = 0
+
+    def visit(pos: Position, ply: int) -> None:
+        nonlocal checked
+        N.note_position(ws, W_NNPOS, ply, pos.black, pos.white, pos.kings)
+        if rng.random() < 0.4:
+            got = int(N.evaluate_at(ws, W_NNPOS, ply, pos.turn, nn))
+            assert got == int(N.evaluate_position(pos.black, pos.white, pos.kings, pos.turn, net, scratch))
+            checked += 1
+        if ply >= 9:
+            return
+        moves = pos.legal_moves()
+        for m in rng.sample(moves, min(len(moves), 2)):
+            visit(pos.play(m), ply + 1)
+
+    for start in random_positions(6, seed=3, max_plies=30):
+        for m in start.legal_moves():          # the root's children are ply 1, as in the search
+            visit(start.play(m), 1)
+    assert checked > 1000
+
+
+# --- the weights file ---------------------------------------------------------------------------
+def test_network_file_round_trip_and_refusals(tmp_path):
+    net = random_net()
+    saved = W.save_network(tmp_path / "n.weights", net, {"test": True})
+    loaded = W.load_weights(tmp_path / "n.weights")
+    assert loaded.kind == W.KIND_NETWORK and saved.checksum == loaded.checksum
+    assert loaded.table.dtype == np.int32 and np.array_equal(loaded.table, net)
+    assert loaded.header["layout"] == N.LAYOUT
+    data = bytearray((tmp_path / "n.weights").read_bytes())
+    data[-100] ^= 1
+    (tmp_path / "bad.weights").write_bytes(bytes(data))
+    with pytest.raises(W.WeightsError, match="checksum"):
+        W.load_weights(tmp_path / "bad.weights")
+    with pytest.raises(ValueError, match="shape"):
+        W.save_network(tmp_path / "short.weights", net[:-1], {})
+    big = net.copy()
+    big[N.O_W1] = 40000
+    with pytest.raises(ValueError, match="int16"):
+        W.save_network(tmp_path / "big.weights", big, {})
+    big = net.copy()
+    big[N.O_BUCKETS + N.B_W2:N.O_BUCKETS + N.B_W2 + 2 * N.H] = 600   # 127 * 256 * 600 > 2^24: inexact
+    with pytest.raises(ValueError, match="exact"):
+        W.save_network(tmp_path / "big.weights", big, {})
+
+
+def test_the_layout_name_describes_the_network_sizes():
+    # one home for the name (search.layouts, read without numba); it must change when the sizes do
+    assert N.LAYOUT == f"nnue-2x{N.N_IN}-{N.H}x2-crelu-{N.N_BUCKETS}x{N.L2}x{N.L3}x1-qa{N.QA}-qb{N.QB}"
+    assert W.EVALUATIONS[N.LAYOUT] == W.KIND_NETWORK
+
+
+def test_the_shipped_files_and_their_kinds():
+    assert W.default_weights().kind == W.KIND_PATTERN
+    net = W.load_weights(W.network_path())
+    assert net.kind == W.KIND_NETWORK and len(net.checksum) == 64
+    prov = net.header["provenance"]
+    assert prov["trainer"] == "uci_checkers.learn.train_net" and "data_digest" in prov and "config" in prov
+
+
+@pytest.mark.parametrize("fen", [
+    "B:W21,22,23,24,25,26,27,28,29,30,31:B1,2,3,4,5,6,7,8,9,10,11,12",   # a man up
+    "W:W21,22,23,24,25,26,27,28,29,30,31:B1,2,3,4,5,6,7,8,9,10,11,12",
+    "B:W30,31:BK1,K2,3",                                                  # two kings and a man vs two men
+    "B:WK30:BK1,K2",
+])
+def test_the_shipped_network_knows_material(fen):
+    """The shipped network gives Black, a piece up, the better score (Black's view)."""
+    assert N.evaluation_terms(Position.from_fen(fen), W.load_weights(W.network_path()).table)["total"] > 50
+
+
+# --- the search with a network ------------------------------------------------------------------
+def test_search_with_a_network_is_reproducible_and_uses_it(tmp_path):
+    weights = W.save_network(tmp_path / "n.weights", random_net(seed=1), {"test": True})
+    game = Game.from_moves(Position.start(), ["11-15", "23-19", "8-11"])
+    stop = np.zeros(1, dtype=np.int64)
+    first = Searcher(1, weights).search(game, SearchLimits(depth=7), None, stop)
+    again = Searcher(1, weights).search(game, SearchLimits(depth=7), None, stop)
+    assert (first.best, first.score, first.nodes) == (again.best, again.score, again.nodes)
+    patterns = Searcher(1).search(game, SearchLimits(depth=7), None, stop)
+    assert (first.score, first.nodes) != (patterns.score, patterns.nodes)
+
+
+def test_depth_one_search_scores_are_the_static_network_scores(tmp_path):
+    """At depth 1 a root child where neither side can capture is a leaf: the search's score is the best
+    of minus the children's evaluations (the lazy stack is refreshed at ply 1)."""
+    net = N.kernel_net(random_net(seed=2))
+    weights = W.save_network(tmp_path / "n.weights", net.astype(np.int32), {"test": True})
+    acc = N.new_accumulators()
+    checked = 0
+    for pos in random_positions(80, seed=12, max_plies=40):
+        children = [pos.play(m) for m in pos.legal_moves()]
+        if not children or any(c.is_capture_pending() or not c.has_legal_move()
+                               or Position(c.black, c.white, c.kings, 1 - c.turn).is_capture_pending()
+                               for c in children):
+            continue
+        res = Searcher(1, weights).search(Game(pos), SearchLimits(depth=1), None, np.zeros(1, dtype=np.int64))
+        want = max(-int(N.evaluate_position(c.black, c.white, c.kings, c.turn, net, acc)) for c in children)
+        assert res.score == want, pos.fen()
+        checked += 1
+    assert checked >= 10
+
+
+def test_eval_terms_of_a_network_engine(tmp_path, monkeypatch):
+    """The engine's ``eval`` terms come from the network when the weights are a network."""
+    from uci_checkers.engine.facade import Engine
+    from uci_checkers.search import alphabeta
+    net = random_net(seed=9)
+    weights = W.save_network(tmp_path / "n.weights", net, {"test": True})
+    monkeypatch.setattr(W, "default_weights", lambda: weights)
+    monkeypatch.setattr(alphabeta, "default_weights", lambda: weights)
+    eng = Engine()
+    eng.set_position(Position.from_fen("W:W18,24,27,28,K10:B6,12,16,K30"), [])
+    terms = eng.evaluate_terms()
+    pos = eng.game.position
+    want = int(N.evaluate_position(pos.black, pos.white, pos.kings, pos.turn, N.kernel_net(net), N.new_accumulators()))
+    assert terms == {"network": -want, "total": -want, "total_stm": want}

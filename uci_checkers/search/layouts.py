@@ -1,0 +1,10 @@
+"""The names of the evaluations' weight layouts: one home that the evaluation kernels and the weights file
+reader both read (this module loads no numba, so the engine can check a weights file before it compiles)."""
+
+# search.evaluate's pattern tables: 9 windows of 4x4 squares with 3 states, material and count tables,
+# king squares, mobility, runaways and tempo, the two phase sets interleaved
+PATTERN_LAYOUT = "patterns-9x4x4-pieces3/material13x13+counts13x7x13x7/king32x2/mob16x2/run4x2/tempo;interleaved"
+
+# search.nnue's network: two perspectives of 128 inputs (4 kinds x 32 squares) into 128 clipped-ReLU
+# neurons each, 4 piece-count buckets of 16 -> 32 -> 1, activations quantised by 127, small weights by 64
+NETWORK_LAYOUT = "nnue-2x128-128x2-crelu-4x16x32x1-qa127-qb64"

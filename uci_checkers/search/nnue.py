@@ -1,0 +1,333 @@
+"""The network evaluation: a small, integer-quantised network whose first layer the search updates
+incrementally (the NNUE design), as numba kernels.
+
+Inputs and colour symmetry
+--------------------------
+A position is seen from each colour's point of view (a *perspective*): 128 binary
+inputs, one per (kind, oriented square) with kinds own man, own king, opp man,
+opp king and the board turned so that the perspective's men move toward higher
+squares (Black reads square ``s`` as it is, White reads it as ``31 - s``, squares
+0-31).  One shared first layer (``N_IN`` x ``H``, plus a bias) turns each
+perspective's inputs into an accumulator of ``H`` sums, so a position has two
+accumulators, Black's and White's.  The rest of the network reads the side to
+move's accumulator first, then the other's: the same position with colours
+swapped, board turned round and the other side to move gives the same score by
+construction, and the order says who is to move (tempo).
+
+Layers
+------
+``[acc_stm, acc_opp]`` (``2 H``) -> clipped ReLU -> ``L2`` -> clipped ReLU -> ``L3``
+-> clipped ReLU -> 1, where the three small layers come in ``N_BUCKETS`` sets
+chosen by the number of pieces (:func:`bucket_of`), as GuiNN chooses a net by game
+phase; the first layer is shared by all buckets.  The output is the score in
+centi-men from the side to move's view.
+
+Quantisation (integer weights; the first layer's fit in int16)
+--------------------------------------------------------------
+Activations are integers in ``0..QA`` (``QA`` stands for 1.0).  First-layer
+weights and bias are ``round(w * QA)``; the later layers' weights are ``round(w *
+QB)`` and biases ``round(b * QA * QB)``, so a neuron's sum is in ``QA * QB``
+units and ``sum // QB`` brings it back to activation units.  The output layer's
+weights and bias are also multiplied by the centi-men scale of the training data,
+so the output sum divided by ``QA * QB`` is the score in centi-men.  The file holds the
+integers as int32; the kernels compute with the same integers held in float32, exactly
+(see ``EXACT``).
+
+The incremental accumulator
+---------------------------
+Each search thread keeps one accumulator pair per ply in ``acc`` (:func:`new_accumulators`,
+flat: ply ``p``'s Black accumulator at ``p * ROW``, White's ``H`` further; the search passes
+the weights and the stack as one array, :func:`thread_array`), and each node's position in its workspace (:func:`note_position`). The accumulators are
+computed lazily: :func:`evaluate_at` walks back from the node to the nearest ply whose
+accumulators are up to date (a full recompute at ply 1, the root's children), then
+applies each move's difference forward (:func:`update`: the pieces that left a square
+are subtracted, those that arrived added: two to four rows of ``W1`` for a plain
+move). Unmaking a move costs nothing: the parent's accumulators are still on the
+stack. Nodes that never evaluate (table cut-offs) never pay for an update.
+
+Net array layout (``NET_SIZE`` integers): ``W1`` (feature-major, ``N_IN x H``),
+``B1`` (``H``), then per bucket ``W2`` (``L2 x 2H``, neuron-major), ``B2``, ``W3``
+(``L3 x L2``), ``B3``, ``WO`` (``L3``), ``BO`` (1).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..util.jit import borrow, ctz, kernel, popcount
+from ..rules.bitboard import SQUARE_TO_BIT
+from .layouts import NETWORK_LAYOUT
+
+N_IN = 128                     # 4 kinds x 32 oriented squares, per perspective
+H = 128                        # accumulator width per perspective
+L2 = 16
+L3 = 32
+N_BUCKETS = 4                  # by piece count: 1-6, 7-12, 13-18, 19-24
+QA = 127                       # activation 1.0
+QB = 64                        # weight 1.0 of the small layers
+SCORE_CLAMP = 2500             # centi-men: far below the mate scores of the search
+LAYOUT = NETWORK_LAYOUT        # names the sizes above (a test checks that it still does)
+
+O_W1 = 0
+O_B1 = O_W1 + N_IN * H
+O_BUCKETS = O_B1 + H
+# offsets inside one bucket's block
+B_W2 = 0
+B_B2 = B_W2 + L2 * 2 * H
+B_W3 = B_B2 + L2
+B_B3 = B_W3 + L3 * L2
+B_WO = B_B3 + L3
+B_BO = B_WO + L3
+BUCKET_SIZE = B_BO + 1
+NET_SIZE = O_BUCKETS + N_BUCKETS * BUCKET_SIZE
+
+# The kernels compute in float32 on exact integers: every weight is an integer, and the quantiser
+# bounds them (``check_ranges``) so that no sum ever leaves float32's exact integer range (2^24).
+# That is the same arithmetic as int32, but numba multiplies int32 into int64 and vectorizes the
+# float32 dot products far better (fastmath reassociates them; exact integers do not care).
+EXACT = 2**24
+
+# The accumulator stack: plies 0..ACC_PLIES-1 of the search, each two perspectives of H (flat,
+# float32), then scratch rows for the clipped inputs and the hidden layers.
+ACC_PLIES = 128
+ROW = 2 * H
+ACC_SCRATCH = ACC_PLIES * ROW
+ACC_SIZE = ACC_SCRATCH + ROW + L2 + L3
+
+
+def kernel_net(net: np.ndarray) -> np.ndarray:
+    """The quantised integer weights as the kernels take them (float32, the same integers)."""
+    return np.ascontiguousarray(net, dtype=np.float32)
+
+
+def check_ranges(net: np.ndarray) -> None:
+    """Raise ValueError unless the integer weights keep every sum of the kernels exact."""
+    w = np.asarray(net, dtype=np.int64)
+    if w.shape != (NET_SIZE,):
+        raise ValueError(f"network must have shape ({NET_SIZE},), not {w.shape}")
+    if np.abs(w[O_W1:O_BUCKETS]).max(initial=0) >= 2**15:
+        raise ValueError("first-layer weights out of int16 range")
+    for b in range(N_BUCKETS):
+        base = O_BUCKETS + b * BUCKET_SIZE
+        w2 = np.abs(w[base + B_W2:base + B_B2]).reshape(L2, 2 * H).sum(axis=1) + np.abs(w[base + B_B2:base + B_W3])
+        w3 = np.abs(w[base + B_W3:base + B_B3]).reshape(L3, L2).sum(axis=1) + np.abs(w[base + B_B3:base + B_WO])
+        if QA * max(w2.max(), w3.max()) >= EXACT:
+            raise ValueError("hidden-layer weights too large for exact sums")
+    if np.abs(w).max() >= 2**31:
+        raise ValueError("weights out of int32 range")
+
+
+def _feature_table() -> np.ndarray:
+    """FEAT[persp, piece, bit]: input index of a piece on ``bit`` for perspective ``persp``
+    (piece: 0 black man, 1 black king, 2 white man, 3 white king); the kernels compute the same
+    index arithmetically (:func:`_row_of`), this table is for readers and tests."""
+    t = np.zeros((2, 4, 64), dtype=np.int64)
+    for persp in range(2):
+        for piece in range(4):
+            colour, king = piece // 2, piece % 2
+            rel = 0 if colour == persp else 1
+            for s in range(32):
+                o = s if persp == 0 else 31 - s
+                t[persp, piece, SQUARE_TO_BIT[s]] = (2 * rel + king) * 32 + o
+    return t
+
+
+FEAT = _feature_table()
+
+
+def new_accumulators() -> np.ndarray:
+    """The accumulator stack of one search thread (plus its scratch rows)."""
+    return np.zeros(ACC_SIZE, dtype=np.float32)
+
+
+def thread_array(net: np.ndarray) -> np.ndarray:
+    """What one search thread passes down its kernels: the weights (:func:`kernel_net`) followed by
+    its own accumulator stack, in one array (one argument fewer at every recursive call)."""
+    return np.concatenate([kernel_net(net), new_accumulators()])
+
+
+def no_network() -> np.ndarray:
+    """The thread array of a search that evaluates with the pattern tables (empty)."""
+    return np.zeros(0, dtype=np.float32)
+
+
+@kernel
+def bucket_of(black, white):
+    """The bucket (0..N_BUCKETS-1) of the small layers for a position's piece count."""
+    n = popcount(black | white)
+    b = (n - 1) // 6
+    return 0 if b < 0 else (N_BUCKETS - 1 if b >= N_BUCKETS else b)
+
+
+@kernel
+def _at(offset):
+    """``offset`` (never negative) proven non-negative to LLVM: numba then drops its negative-index
+    wraparound from ``array[offset + j]`` and the loops vectorize (measured: 12 times faster)."""
+    return offset & 0x3FFFFFFF
+
+
+@kernel
+def _row_of(piece, bit):
+    """The first-layer rows (offsets into the net) of a piece on ``bit``, Black's view and White's."""
+    s = bit - bit // 9                       # the square 0..31 (bitboard.SQUARE_TO_BIT inverted)
+    colour = piece >> 1
+    king = piece & 1
+    f0 = (2 * colour + king) * 32 + s
+    f1 = (2 * (1 - colour) + king) * 32 + 31 - s
+    return _at(O_W1 + f0 * H), _at(O_W1 + f1 * H)
+
+
+# The loops below are written out in each kernel on purpose: a call that passes the arrays costs
+# numba's reference counting per call, more than the 2 x H additions themselves.
+@kernel
+def refresh(black, white, kings, net, acc, row):
+    """Compute both accumulators of a position from scratch into ply ``row`` of ``acc``."""
+    a = _at(row * ROW)
+    for j in range(H):
+        acc[a + j] = net[O_B1 + j]
+        acc[a + H + j] = net[O_B1 + j]
+    for piece in range(4):
+        side = black if piece < 2 else white
+        x = side & kings if (piece & 1) else side & ~kings
+        while x != 0:
+            f0, f1 = _row_of(piece, ctz(x))
+            x &= x - 1
+            for j in range(H):
+                acc[a + j] += net[f0 + j]
+            for j in range(H):
+                acc[a + H + j] += net[f1 + j]
+
+
+@kernel
+def update(b0, w0, k0, b1, w1, k1, net, acc, src, dst):
+    """Ply ``dst`` of ``acc`` = ply ``src`` (position 0) changed into the accumulators of position 1:
+    the rows of the pieces that left a square subtracted, of those that arrived added."""
+    a = _at(dst * ROW)
+    s = _at(src * ROW)
+    for j in range(ROW):
+        acc[a + j] = acc[s + j]
+    for piece in range(4):
+        if piece < 2:
+            old = b0 & k0 if (piece & 1) else b0 & ~k0
+            new = b1 & k1 if (piece & 1) else b1 & ~k1
+        else:
+            old = w0 & k0 if (piece & 1) else w0 & ~k0
+            new = w1 & k1 if (piece & 1) else w1 & ~k1
+        gone = old & ~new
+        while gone != 0:
+            f0, f1 = _row_of(piece, ctz(gone))
+            gone &= gone - 1
+            for j in range(H):
+                acc[a + j] -= net[f0 + j]
+            for j in range(H):
+                acc[a + H + j] -= net[f1 + j]
+        came = new & ~old
+        while came != 0:
+            f0, f1 = _row_of(piece, ctz(came))
+            came &= came - 1
+            for j in range(H):
+                acc[a + j] += net[f0 + j]
+            for j in range(H):
+                acc[a + H + j] += net[f1 + j]
+
+
+@kernel(fastmath=True)
+def forward(acc, row, stm, bucket, net):
+    """The score (centi-men, side to move's view) of the accumulators at ply ``row``."""
+    x = ACC_SCRATCH
+    a = _at(row * ROW + stm * H)             # the side to move's accumulator first
+    o = _at(row * ROW + (1 - stm) * H)
+    for j in range(H):
+        acc[x + j] = min(max(acc[a + j], np.float32(0)), np.float32(QA))
+    for j in range(H):
+        acc[x + H + j] = min(max(acc[o + j], np.float32(0)), np.float32(QA))
+    base = _at(O_BUCKETS + bucket * BUCKET_SIZE)
+    h2 = x + ROW
+    # eight neurons at a time: eight independent sums keep the vector units busy (one sum at a time
+    # waits on each addition's latency: measured 4 times slower)
+    for i0 in range(0, L2, 8):
+        w = base + B_W2 + i0 * ROW
+        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = np.float32(0)
+        for j in range(ROW):
+            v = acc[x + j]
+            s0 += v * net[w + j]
+            s1 += v * net[w + ROW + j]
+            s2 += v * net[w + 2 * ROW + j]
+            s3 += v * net[w + 3 * ROW + j]
+            s4 += v * net[w + 4 * ROW + j]
+            s5 += v * net[w + 5 * ROW + j]
+            s6 += v * net[w + 6 * ROW + j]
+            s7 += v * net[w + 7 * ROW + j]
+        for k, s in enumerate((s0, s1, s2, s3, s4, s5, s6, s7)):
+            t = np.floor((s + net[base + B_B2 + i0 + k]) / np.float32(QB))
+            acc[h2 + i0 + k] = min(max(t, np.float32(0)), np.float32(QA))
+    h3 = h2 + L2
+    for i in range(L3):
+        w = base + B_W3 + i * L2
+        s = np.float32(0)
+        for j in range(L2):
+            s += acc[h2 + j] * net[w + j]
+        s = np.floor((s + net[base + B_B3 + i]) / np.float32(QB))
+        acc[h3 + i] = min(max(s, np.float32(0)), np.float32(QA))
+    out = np.float64(net[base + B_BO])       # the output weights carry the centi-men scale: float64
+    for j in range(L3):
+        out += np.float64(acc[h3 + j]) * np.float64(net[base + B_WO + j])
+    score = np.int64(np.floor(out / (QA * QB)))
+    return -SCORE_CLAMP if score < -SCORE_CLAMP else (SCORE_CLAMP if score > SCORE_CLAMP else score)
+
+
+@kernel
+def evaluate_position(black, white, kings, stm, net, acc):
+    """The network's score of one position, computed from scratch (ply 0 of ``acc``)."""
+    refresh(black, white, kings, net, acc, 0)
+    return forward(acc, 0, stm, bucket_of(black, white), net)
+
+
+# --- the search's lazy accumulator stack ------------------------------------------------------
+# ``ws[base + 4 * ply ...]``: black, white, kings of the node at ``ply`` and whether acc[ply] is
+# up to date (1) for it.  The search owns the workspace; these kernels own this region.
+POS_WORDS = 4
+POS_REGION = POS_WORDS * ACC_PLIES
+
+
+@kernel
+def note_position(ws, base, ply, black, white, kings):
+    """A node at ``ply`` was entered: remember its position; its accumulators are not computed yet."""
+    at = base + POS_WORDS * ply
+    ws[at] = black
+    ws[at + 1] = white
+    ws[at + 2] = kings
+    ws[at + 3] = 0
+
+
+@kernel
+def evaluate_at(ws, base, ply, stm, nn):
+    """The network's score of the node at ``ply`` (side ``stm`` to move; ``nn`` a :func:`thread_array`):
+    bring its accumulators up to date from the nearest computed ancestor (a full recompute at ply 1),
+    then run the layers."""
+    whole = borrow(nn)
+    net = whole[:NET_SIZE]
+    acc = whole[NET_SIZE:]
+    q = ply
+    while q > 1 and ws[base + POS_WORDS * q + 3] == 0:
+        q -= 1
+    at = base + POS_WORDS * q
+    if ws[at + 3] == 0:
+        refresh(ws[at], ws[at + 1], ws[at + 2], net, acc, q)
+        ws[at + 3] = 1
+    while q < ply:
+        at = base + POS_WORDS * q
+        update(ws[at], ws[at + 1], ws[at + 2], ws[at + 4], ws[at + 5], ws[at + 6], net, acc, q, q + 1)
+        q += 1
+        ws[at + POS_WORDS + 3] = 1
+    at = base + POS_WORDS * ply
+    return forward(acc, ply, stm, bucket_of(ws[at], ws[at + 1]), net)
+
+
+def evaluation_terms(position, net: np.ndarray) -> dict[str, int]:
+    """The network's static score of ``position`` as the engine's ``eval`` shows it: one term
+    (``network``, Black's view), ``total`` (Black's view) and ``total_stm`` (the side to move's).
+    ``net``: the integer weights, or :func:`kernel_net` of them (then not copied again)."""
+    score = int(evaluate_position(position.black, position.white, position.kings, position.turn,
+                                  kernel_net(net), new_accumulators()))
+    sign = 1 if position.turn == 0 else -1
+    return {"network": sign * score, "total": sign * score, "total_stm": score}
