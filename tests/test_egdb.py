@@ -22,7 +22,7 @@ from uci_checkers.egdb import build as egbuild
 from uci_checkers.tools import egdb_command
 from uci_checkers.egdb import store
 from uci_checkers.egdb.index import Slice, canonical, count_index_failures, king_set_counts, men_offsets, slice_size, slices_up_to
-from uci_checkers.egdb.probe import NOT_FOUND, describe, probe_position
+from uci_checkers.egdb.probe import NOT_FOUND, assemble_table, describe, probe_position
 from uci_checkers.engine.facade import Engine
 from uci_checkers.rules.position import Game, Position
 from uci_checkers.protocols.uci import Protocol
@@ -43,6 +43,15 @@ def table3(db3):
     loaded = store.load_directory(db3, SMALL)
     assert loaded.pieces == SMALL and not loaded.problems
     return loaded.table
+
+
+def read_values(directory: Path, pieces: int = SMALL) -> dict:
+    """Every value of every slice of ``directory`` read back in full (checksums checked), by slice."""
+    out: dict = {}
+    for s in slices_up_to(pieces):
+        table = assemble_table({d: (out[d], men_offsets(d)) for d in out if d.pieces < s.pieces})
+        out[s] = store.read_slice(directory, s, table)[0]
+    return out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -197,23 +206,25 @@ def test_corrupt_truncated_and_missing_files_are_detected(db3, tmp_path):
     for other in db3.glob("*.egdb"):
         (target / other.name).write_bytes(other.read_bytes())
     path = store.slice_path(target, s)
+    two = read_values(db3, 2)
+    table2 = assemble_table({d: (two[d], men_offsets(d)) for d in two})
     flipped = bytearray(data)
     flipped[-5] ^= 0x40
     path.write_bytes(bytes(flipped))
     with pytest.raises(store.EgdbFileError, match="corrupt"):
-        store.read_slice(target, s)
+        store.read_slice(target, s, table2)
     path.write_bytes(data[:-100])
     with pytest.raises(store.EgdbFileError, match="truncated"):
-        store.read_slice(target, s)
+        store.read_slice(target, s, table2)
     loaded = store.load_directory(target, SMALL)
     assert loaded.pieces == 2 and len(loaded.problems) == 1 and s.name in loaded.problems[0]
     path.unlink()
     with pytest.raises(store.EgdbFileError, match="missing"):
-        store.read_slice(target, s)
+        store.read_slice(target, s, table2)
     # the build notices the bad slice and rebuilds it, byte for byte the same values
     path.write_bytes(bytes(flipped))
     assert egbuild.build(target, SMALL, quiet=True) == 1
-    assert np.array_equal(store.read_slice(target, s)[0], store.read_slice(db3, s)[0])
+    assert np.array_equal(store.read_slice(target, s, table2)[0], store.read_slice(db3, s, table2)[0])
 
 
 def test_resumed_build_equals_an_uninterrupted_one(db3, tmp_path, monkeypatch):
@@ -233,19 +244,21 @@ def test_resumed_build_equals_an_uninterrupted_one(db3, tmp_path, monkeypatch):
     total = len(slices_up_to(SMALL))
     assert egbuild.build(tmp_path, SMALL, quiet=True) == total - 5      # finished slices are not redone
     assert egbuild.build(tmp_path, SMALL, quiet=True) == 0
+    resumed, whole = read_values(tmp_path), read_values(db3)
     for s in slices_up_to(SMALL):
-        resumed, info = store.read_slice(tmp_path, s)
-        whole, info_whole = store.read_slice(db3, s)
-        assert np.array_equal(resumed, whole), s
-        assert (info.max_distance, info.wins, info.losses, info.draws) == \
-            (info_whole.max_distance, info_whole.wins, info_whole.losses, info_whole.draws)
+        assert np.array_equal(resumed[s], whole[s]), s
+        info = store.read_info(store.slice_path(tmp_path, s))
+        info_whole = store.read_info(store.slice_path(db3, s))
+        assert (info.max_distance, info.wins, info.losses, info.draws, info.values_crc) == \
+            (info_whole.max_distance, info_whole.wins, info_whole.losses, info_whole.draws, info_whole.values_crc)
     assert egbuild.verify_directory(tmp_path, SMALL) == 0
 
 
 def test_parallel_build_equals_the_serial_one(db3, tmp_path):
     assert egbuild.build(tmp_path, SMALL, jobs=2, quiet=True) == len(slices_up_to(SMALL))
+    parallel, serial = read_values(tmp_path), read_values(db3)
     for s in slices_up_to(SMALL):
-        assert np.array_equal(store.read_slice(tmp_path, s)[0], store.read_slice(db3, s)[0]), s
+        assert np.array_equal(parallel[s], serial[s]), s
 
 
 def test_parallel_build_ends_although_the_parent_catches_sigterm(db3, tmp_path):
@@ -262,8 +275,9 @@ def test_parallel_build_ends_although_the_parent_catches_sigterm(db3, tmp_path):
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous_alarm)
         signal.signal(signal.SIGTERM, previous_term)
+    parallel, serial = read_values(tmp_path), read_values(db3)
     for s in slices_up_to(SMALL):
-        assert np.array_equal(store.read_slice(tmp_path, s)[0], store.read_slice(db3, s)[0]), s
+        assert np.array_equal(parallel[s], serial[s]), s
 
 
 def test_cli_probe_and_info(db3, capsys):
@@ -397,11 +411,11 @@ def test_slices_without_distances_keep_exact_results_and_guide_the_search(db3, t
     """--distance-pieces 2: three-piece slices where both sides have men keep win/loss/draw only."""
     assert egbuild.build(tmp_path, SMALL, quiet=True, distance_pieces=2) == len(slices_up_to(SMALL))
     assert egbuild.verify_directory(tmp_path, SMALL) == 0
+    full_values, small_values = read_values(db3), read_values(tmp_path)
     for s in slices_up_to(SMALL):
         info = store.read_info(store.slice_path(tmp_path, s))
         assert info.distances == (s.pieces <= 2 or s.bm == 0 or s.wm == 0), s
-        full, _ = store.read_slice(db3, s)
-        small, _ = store.read_slice(tmp_path, s)
+        full, small = full_values[s], small_values[s]
         expect = full if info.distances else egbuild.to_win_loss_draw(full)
         assert np.array_equal(small, expect), s
     # converting a directory built with distances gives the same files' values
@@ -410,8 +424,9 @@ def test_slices_without_distances_keep_exact_results_and_guide_the_search(db3, t
     for other in db3.glob("*.egdb"):
         (copy / other.name).write_bytes(other.read_bytes())
     assert egbuild.build(copy, SMALL, quiet=True, distance_pieces=2) == 0
+    converted = read_values(copy)
     for s in slices_up_to(SMALL):
-        assert np.array_equal(store.read_slice(copy, s)[0], store.read_slice(tmp_path, s)[0]), s
+        assert np.array_equal(converted[s], small_values[s]), s
     # the search: a won position of a slice without distances scores below every mate, above every evaluation
     table = store.load_directory(tmp_path, SMALL).table
     pos = Position.from_fen("B:W30:B14,K5")       # two black pieces against a man: won for Black
@@ -434,5 +449,6 @@ def test_ray_backend_builds_the_same_files(db3, tmp_path):
         assert egbuild.build(tmp_path, SMALL, quiet=True, backend="ray") == len(slices_up_to(SMALL))
     finally:
         ray.shutdown()
+    by_ray, serial = read_values(tmp_path), read_values(db3)
     for s in slices_up_to(SMALL):
-        assert np.array_equal(store.read_slice(tmp_path, s)[0], store.read_slice(db3, s)[0]), s
+        assert np.array_equal(by_ray[s], serial[s]), s

@@ -2,14 +2,18 @@
 
 Layers (each module one job, dependencies pointing down):
 
-* :mod:`.index` -- material slices and the perfect index of a slice (position <-> rank);
-* :mod:`.probe` -- the probe table (one int64 array holding every loaded slice) and the
-  probe kernel the search calls;
+* :mod:`.index` -- material slices, their successors, and the perfect index of a slice
+  (position <-> rank);
+* :mod:`.codec` -- the block codec of the files (zlib streams, decoded by a numba kernel);
+* :mod:`.probe` -- the probe table (one int64 array pointing at every loaded slice: raw
+  values or memory-mapped files with a block cache) and the probe kernels the search calls;
 * :mod:`.solve` -- the retrograde solver and the verification pass of one slice (numba);
-* :mod:`.store` -- the slice file format (compressed, checksummed, written atomically)
-  and loading a database directory into a probe table;
-* :mod:`.build` -- the resumable, slice-by-slice generator and the
-  ``uci-checkers egdb`` command line.
+* :mod:`.store` -- the slice file format (block-compressed, checksummed, written
+  atomically) and opening a database directory into a probe table;
+* :mod:`.plan` -- the build plan: order, memory, estimated time and size
+  (``egdb build --dry-run``);
+* :mod:`.build` -- the resumable, slice-by-slice generator (the command line is
+  :mod:`uci_checkers.tools.egdb_command`).
 
 Values
 ------

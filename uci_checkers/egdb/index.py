@@ -137,6 +137,28 @@ def slices_up_to(pieces: int) -> list[Slice]:
     return out
 
 
+def successors(s: Slice) -> set[Slice]:
+    """The canonical slices a move from slice ``s`` may lead into, by material alone (a superset):
+    a man promoting, or a capture of any number of the opponent's men and kings (a capturing man may
+    promote on the way).  Solving ``s`` needs every one of them, and reading a file of ``s`` back
+    needs those with fewer pieces (its capture positions are computed from them)."""
+    out: set[Slice] = set()
+    for black_moves in (True, False):
+        m, k, om, ok = (s.bm, s.bk, s.wm, s.wk) if black_moves else (s.wm, s.wk, s.bm, s.bk)
+        after = [(m - 1, k + 1, om, ok)] if m else []
+        for men in range(om + 1):
+            for kings in range(ok + 1):
+                if men + kings:
+                    after.append((m, k, om - men, ok - kings))
+                    if m:
+                        after.append((m - 1, k + 1, om - men, ok - kings))
+        for a, b, c, d in after:
+            if a + b and c + d:
+                out.add(canonical(Slice(a, b, c, d) if black_moves else Slice(c, d, a, b)))
+    out.discard(s)
+    return out
+
+
 def build_levels(slices: list[Slice]) -> Iterator[list[Slice]]:
     """Groups of slices that depend only on earlier groups (same piece and men counts): buildable in parallel."""
     group: list[Slice] = []

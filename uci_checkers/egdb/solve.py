@@ -40,7 +40,7 @@ from ..rules import movegen as mg
 from ..util.jit import kernel
 from ..rules.bitboard import SQUARES
 from .index import rank_position, unrank_position
-from .probe import NOT_FOUND, WLD_LOSS, probe
+from .probe import NOT_FOUND, WLD_LOSS, fold_child, probe
 
 MAX_DISTANCE = 251           # codes are D + 1 in one byte below WLD_LOSS; a longer distance is an error
 NO_WIN = 32767
@@ -81,18 +81,6 @@ def position_and_moves(i, bm, bk, wm, wk, offsets, nbk_sets, nwk_sets, moves, pa
     else:
         n = mg.write_quiet_words(black, white, kings, stm, moves, 0)
     return black, white, kings, stm, capt, n
-
-
-@kernel
-def fold_child(code, win, floor, draw):
-    """Fold one move's result (the code of the position it leads to, the opponent's view) into the
-    best so far: ``win`` the smallest odd code (D = code - 1 even: the opponent loses after D plies),
-    ``floor`` the largest even code (the opponent wins after code - 1 plies), ``draw`` 1 once a move draws."""
-    if code == 0:
-        return win, floor, np.int64(1)
-    if (code & 1) == 1:
-        return (code if code < win else win), floor, draw
-    return win, (code if code > floor else floor), draw
 
 
 @kernel

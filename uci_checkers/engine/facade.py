@@ -88,6 +88,7 @@ class Engine:
         self._pending: dict[str, Any] = {}         # searcher changes not applied yet: hash, clear, threads, egdb
         self._load_messages: list[str] = []        # load reports (endgame databases, EvalFile), given to the next go
         self._weights: Any = None                  # EvalWeights from EvalFile (None: the shipped ones)
+        self._egdb_reported: set[tuple[int, int]] = set()   # (material key, block) of undecodable blocks said
         self._job: Optional[_Job] = None
         self._game_seed: Optional[int] = None      # Seed 0: the fresh seed of this game, drawn at its first go
         self._book: Any = None                     # the opening book read for _book_source (None: none)
@@ -178,7 +179,8 @@ class Engine:
 
             from ..search.alphabeta import Searcher
 
-            # read outside the lock (a large database takes seconds); an EGDB option set meanwhile
+            # opened outside the lock (mapping the files takes milliseconds, a first run compiles the
+            # decoder for seconds); an EGDB option set meanwhile
             # leaves "egdb" pending, so the databases are read again with it
             read_with = self._egdb_settings()
             table, messages = self._read_egdb()
@@ -295,10 +297,11 @@ class Engine:
         searcher = self._searcher
         if searcher is None or not searcher.egdb[1]:
             return None
-        from ..egdb.probe import NOT_FOUND, describe, probe_position
+        from ..egdb.probe import NOT_FOUND, describe, fork_table, probe_position
 
         pos = self.game.position
-        code = probe_position(searcher.egdb, pos.black, pos.white, pos.kings, pos.turn)
+        # a fork: a search may be probing the searcher's own table (and its block cache) right now
+        code = probe_position(fork_table(searcher.egdb), pos.black, pos.white, pos.kings, pos.turn)
         return None if code == NOT_FOUND else f"{describe(code)} for {pos.side_name} (database)"
 
     # --- opening book --------------------------------------------------------------------------
@@ -377,6 +380,26 @@ class Engine:
         on_info(info)
         return SimpleNamespace(best=move, ponder=ponder, score=choice.value, depth=choice.depth, nodes=0,
                                infos=[info], pv=pv, seldepth=choice.depth, time_ms=elapsed)
+
+    def _egdb_block_errors(self) -> list[str]:
+        """A message for a block the probes could not decode (each such block said once)."""
+        searcher = self._searcher
+        if searcher is None:
+            return []
+        from ..egdb.index import Slice
+        from ..egdb.probe import block_error
+
+        out = []
+        for table in searcher.egdb_tables():
+            found = block_error(table)
+            if found is None or found in self._egdb_reported:
+                continue
+            self._egdb_reported.add(found)
+            key, block = found
+            digits = [(key // 9 ** p) % 9 for p in (3, 2, 1, 0)]
+            out.append(f"egdb: {Slice(*digits).name}: block {block} does not decode (corrupt file); the search "
+                       f"goes on without its positions (egdb verify checks every file)")
+        return out[:1]
 
     # --- game ----------------------------------------------------------------------------------
     @property
@@ -781,6 +804,7 @@ class Engine:
             raise RuntimeError(f"warm-up failed: {self._warm_error!r}")
         with self._lock:
             self._apply_pending_locked()
+            self._load_messages += self._egdb_block_errors()
             load_messages, self._load_messages = self._load_messages, []
             flag = self._stop_flag
             limits = self._make_limits(params, searchmoves, seed)

@@ -60,6 +60,7 @@ from ..util.jit import borrow, ctz, kernel, popcount
 from ..rules.bitboard import BLACK_CROWN, SQUARES, WHITE_CROWN
 from ..egdb.probe import NOT_FOUND_SCORE as EGDB_NO_SCORE
 from ..egdb.probe import empty_table as egdb_empty_table
+from ..egdb.probe import fork_table as egdb_fork_table
 from ..egdb.probe import root_choice as egdb_root_choice
 from ..egdb.probe import search_score as egdb_score
 from . import nnue
@@ -560,6 +561,7 @@ class Searcher:
         self.ws = np.zeros(WS_SIZE, dtype=np.int64)
         self.gen = 0
         self.egdb = egdb_empty_table()   # endgame databases (uci_checkers.egdb.probe table)
+        self._helper_egdb: list[np.ndarray] = []
 
     def set_weights(self, weights: EvalWeights) -> None:
         """Evaluate with ``weights`` from the next search on (WeightsError, and no change, if they were made
@@ -575,13 +577,21 @@ class Searcher:
         self._helper_nn = [self.nn.copy() for _ in range(self.threads - 1)]   # own accumulators each
 
     def set_egdb(self, table: Optional[np.ndarray]) -> None:
-        """Probe this endgame database table from now on (None: none)."""
+        """Probe this endgame database table from now on (None: none).  A table caches decoded blocks in
+        itself, so each helper thread gets its own fork of it."""
         self.egdb = egdb_empty_table() if table is None else table
+        self._helper_egdb = [egdb_fork_table(self.egdb) for _ in self._helper_ws]
+
+    def egdb_tables(self) -> list[np.ndarray]:
+        """The tables the search threads probe (the main one first)."""
+        return [self.egdb] + self._helper_egdb
 
     def set_threads(self, n: int) -> None:
-        """Search threads (lazy SMP: helpers share the table).  1, the default, is fully deterministic."""
+        """Search threads (lazy SMP: helpers share the transposition table, each probes its own fork of the
+        endgame table).  1, the default, is fully deterministic."""
         self.threads = max(1, min(MAX_THREADS, int(n)))
         self._helper_ws = [np.zeros(WS_SIZE, dtype=np.int64) for _ in range(self.threads - 1)]
+        self._helper_egdb = [egdb_fork_table(self.egdb) for _ in self._helper_ws]
         self._helper_nn = [self.nn.copy() for _ in range(self.threads - 1)]   # own accumulators each
 
     def set_hash(self, mb: int) -> None:
@@ -886,7 +896,7 @@ class Searcher:
         They poll the caller's stop flag ``hstop`` themselves, so that a stop frees every
         core at once (the main thread, once done, ends them through ``hws[C_STOP]``).
         """
-        tt, ev, eg, nn = self.tt, self.ev, self.egdb, self._helper_nn[t - 1]
+        tt, ev, eg, nn = self.tt, self.ev, self._helper_egdb[t - 1], self._helper_nn[t - 1]
         order = list(range(len(children)))
         shift = t % len(order)
         order = order[shift:] + order[:shift]

@@ -18,8 +18,10 @@ from typing import Optional
 import numpy as np
 
 from ..util.commandline import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ToolParser, os_error_text
-from ..egdb.build import DEFAULT_DISTANCE_PIECES, MAX_BUILD_PIECES, EgdbBuildError, _slice_line, build, verify_directory
-from ..egdb.probe import describe, probe_position
+from ..egdb.build import DEFAULT_DISTANCE_PIECES, MAX_BUILD_PIECES, EgdbBuildError, _slice_line, build, \
+    build_plan, verify_directory
+from ..egdb.plan import describe as describe_plan
+from ..egdb.probe import cache_counters, describe, probe_position
 from ..egdb.store import EgdbFileError, default_directory, load_directory, read_info
 
 
@@ -37,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="keep distances to the end up to this many pieces (and wherever a side has no man); "
                         "larger slices where both sides have men keep win/loss/draw only "
                         f"(default {DEFAULT_DISTANCE_PIECES})")
+    b.add_argument("--dry-run", action="store_true",
+                   help="print the plan (order, memory per task, estimated positions, time and size) and stop")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     v = sub.add_parser("verify", help="re-check the stored slices (checksums and every value)")
     v.add_argument("--pieces", type=int, required=True)
@@ -72,6 +76,10 @@ def main(argv: Optional[list[str]] = None) -> int:
             if not 2 <= args.pieces <= MAX_BUILD_PIECES:
                 print(f"egdb: --pieces must be 2..{MAX_BUILD_PIECES}", file=sys.stderr)
                 return EXIT_USAGE
+            if args.dry_run:
+                plan = build_plan(directory, args.pieces, max(1, args.jobs), args.distance_pieces)
+                print("\n".join(describe_plan(plan)))
+                return EXIT_OK
             if args.backend == "ray" and importlib.util.find_spec("ray") is None:
                 print("egdb: --backend ray needs Ray (pip install 'uci_checkers[cluster]')", file=sys.stderr)
                 return EXIT_USAGE
@@ -106,7 +114,9 @@ def _bench(directory: Path, pieces: int, depth: int, runs: int, endgames_only: b
     from ..rules.position import Game, Position
     from ..search.alphabeta import Searcher, SearchLimits
 
+    t0 = time.perf_counter()
     db = load_directory(directory, pieces)
+    opened = time.perf_counter() - t0
     for problem in db.problems:
         print(f"egdb: {problem}", file=sys.stderr)
     if not db.pieces:
@@ -115,7 +125,8 @@ def _bench(directory: Path, pieces: int, depth: int, runs: int, endgames_only: b
     searcher = Searcher(benchmod.BENCH_HASH_MB)
     searcher.warm_up()
     stop = np.zeros(1, dtype=np.int64)
-    print(f"bench depth {depth}, databases up to {db.pieces} pieces from {directory}; median of {runs} run(s)")
+    print(f"bench depth {depth}, databases up to {db.pieces} pieces from {directory} ({len(db.slices)} files, "
+          f"{db.file_bytes:,} bytes, opened in {1000 * opened:.1f} ms); median of {runs} run(s)")
     sets = [("all bench positions", benchmod.POSITIONS), ("bench endgames", benchmod.ENDGAMES)]
     for label, fens in sets[1:] if endgames_only else sets:
         for table, name in ((None, "without"), (db.table, "with")):
@@ -138,6 +149,9 @@ def _bench(directory: Path, pieces: int, depth: int, runs: int, endgames_only: b
             seconds = statistics.median(times)
             print(f"{label:<20} {name:<8} nodes {nodes:>11,}  time {seconds:7.2f} s  nodes/s {nodes / seconds:>11,.0f}"
                   f"  tbhits {tbhits:>9,}")
+    hits, decoded, computed = cache_counters(db.table)
+    print(f"block cache: {hits:,} hits, {decoded:,} blocks decoded "
+          f"({100 * decoded / max(1, hits + decoded):.2f}% of block reads), {computed:,} capture positions computed")
     return 0
 
 
@@ -155,15 +169,18 @@ def _info(directory: Path) -> int:
     infos.sort(key=lambda x: (x.slice.pieces, x.slice.men, x.slice.key))
     for x in infos:
         print(_slice_line(x.slice, x.positions, x.max_distance, (x.wins, x.losses, x.draws), x.seconds, x.file_bytes,
-                          "", x.distances))
+                          "", x.distances, x.cpu_seconds or None))
     by_pieces: dict[int, list] = {}
     for x in infos:
         by_pieces.setdefault(x.slice.pieces, []).append(x)
     for n, xs in sorted(by_pieces.items()):
         pos = sum(x.positions for x in xs)
         size = sum(x.file_bytes for x in xs)
+        timed = [x for x in xs if x.cpu_seconds]
+        cpu = (f", CPU {sum(x.cpu_seconds for x in timed):.1f} s for {sum(x.positions for x in timed):,} positions "
+               f"({1e9 * sum(x.cpu_seconds for x in timed) / sum(x.positions for x in timed):.0f} ns each)" if timed else "")
         print(f"{n} pieces: {len(xs)} slices, {pos:,} positions, {size:,} bytes ({8 * size / pos:.3f} bits/position),"
-              f" built in {sum(x.seconds for x in xs):.1f} s")
+              f" built in {sum(x.seconds for x in xs):.1f} s{cpu}")
     return 0
 
 

@@ -32,6 +32,19 @@ Bit intrinsics
 --------------
 ``popcount`` and ``ctz`` lower to LLVM's ``ctpop``/``cttz`` (one instruction each
 on x86-64) instead of a Python-level loop.
+
+Raw memory
+----------
+``bytes_at(address, n)`` and ``words_at(address, n)`` are uint8 / int64 arrays over
+memory a kernel knows only by its address (the endgame databases' memory-mapped
+files: a kernel takes one int64 table that holds every file's address).  They
+own nothing; whoever hands the address to a kernel keeps the memory mapped.
+
+A kernel with a C entry point (``c_kernel``) is compiled once and called from other
+kernels through its address (``call_address``), an int the caller reads at run time
+(never a constant in cached code).  numba links a callee's code into every kernel
+that calls it and optimises it again there; for a large kernel deep under the
+search (the endgame databases' block decoder) that multiplied the cold compile.
 """
 from __future__ import annotations
 
@@ -54,7 +67,8 @@ from numba.extending import intrinsic
 from .cachedir import user_cache_dir
 from .imports import imports_of, package_modules
 
-__all__ = ["kernel", "popcount", "ctz", "borrow", "CACHE_DIR", "SOURCE_HASH", "types", "has_cached_kernels"]
+__all__ = ["kernel", "c_kernel", "call_address", "popcount", "ctz", "borrow", "bytes_at", "words_at", "CACHE_DIR",
+           "SOURCE_HASH", "types", "has_cached_kernels"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent      # uci_checkers/ (this module is util/jit.py)
 _PACKAGE = "uci_checkers"
@@ -252,6 +266,28 @@ if _PackageCacheLocator not in caching.CacheImpl._locator_classes:
     caching.CacheImpl._locator_classes.insert(0, _PackageCacheLocator)
 
 
+def c_kernel(signature: str):
+    """``cfunc(signature, cache=True)``: a kernel with a C entry point (``.address``), see the module docstring."""
+    return numba.cfunc(signature, cache=True)
+
+
+@intrinsic
+def call_address(typingctx, address, a, b, c, d):
+    """Call the C function ``int64 f(int64, int64, int64, int64)`` at ``address`` (a ``c_kernel``'s)."""
+    if not all(isinstance(x, types.Integer) for x in (address, a, b, c, d)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        from llvmlite import ir
+
+        word = ir.IntType(64)
+        fnty = ir.FunctionType(word, [word] * 4)
+        values = [context.cast(builder, v, t, types.int64) for v, t in zip(args[1:], sig.args[1:])]
+        return builder.call(builder.inttoptr(args[0], fnty.as_pointer()), values)
+
+    return types.int64(address, a, b, c, d), codegen
+
+
 def kernel(*signature, **options):
     """``njit(cache=True, nogil=True)``.
 
@@ -316,3 +352,30 @@ def borrow(typingctx, arr):
         return dst._getvalue()
 
     return arr(arr), codegen
+
+
+def _address_view(dtype):
+    """An intrinsic ``(address, n) -> dtype[::1]`` over ``n`` items at ``address``, owning nothing."""
+    def view(typingctx, address, n):
+        if not isinstance(address, types.Integer) or not isinstance(n, types.Integer):
+            return None
+        array_type = types.Array(dtype, 1, "C")
+
+        def codegen(context, builder, sig, args):
+            ary = context.make_array(array_type)(context, builder)
+            item = context.get_data_type(dtype)
+            size = context.get_constant(types.intp, context.get_abi_sizeof(item))
+            data = builder.inttoptr(args[0], item.as_pointer())
+            count = context.cast(builder, args[1], sig.args[1], types.intp)
+            context.populate_array(ary, data=data, shape=[count], strides=[size], itemsize=size, meminfo=None)
+            return ary._getvalue()
+
+        return array_type(address, n), codegen
+
+    return view
+
+
+bytes_at = intrinsic(_address_view(types.uint8))
+bytes_at.__doc__ = "A uint8 array over ``n`` bytes at the integer ``address`` (see Raw memory above)."
+words_at = intrinsic(_address_view(types.int64))
+words_at.__doc__ = "An int64 array over ``n`` words at the integer ``address`` (8-byte aligned)."
