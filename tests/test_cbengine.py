@@ -581,9 +581,17 @@ def test_a_hung_library_is_reported_and_the_process_exits(engine_so, tmp_path):
     assert proc.stderr is not None and proc.stderr.read() == ""
 
 
+def _default_sigint() -> None:
+    # a test run started in the background of a non-interactive shell has SIGINT ignored, and a child
+    # inherits that (Python then installs no KeyboardInterrupt handler): give the engine the default, as a
+    # terminal does
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_interrupts_exit_130(engine_so, tmp_path, signum):
-    proc = cbengine(str(fresh_copy(engine_so, tmp_path)), env=env_with_repo(CB_TEST_MODE="wait"))
+    proc = cbengine(str(fresh_copy(engine_so, tmp_path)), env=env_with_repo(CB_TEST_MODE="wait"),
+                    preexec_fn=_default_sigint)
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write("uci\nisready\nposition startpos\ngo infinite\n")
     proc.stdin.flush()
