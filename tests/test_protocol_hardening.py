@@ -383,7 +383,7 @@ def test_debug_shows_the_time_plan_of_a_missing_clock_before_the_move(s):
         s.send("stop")
     plans = [line for line in out if line.startswith("info string time plan: ")]
     assert plans == ["info string time plan: black to move, btime not given: 0 ms, binc 0 ms, moves to go 30 "
-                     "(assumed), Move Overhead 10 ms, phase factor 0.7 (24 pieces): optimum 0 ms maximum 0 ms "
+                     "(assumed), Move Overhead 5 ms, phase factor 0.7 (24 pieces): optimum 0 ms maximum 0 ms "
                      "(lag kept back 0 ms)"], out
     assert lines.index(plans[0]) < lines.index(bestmoves(lines)[0])
     s.send("go depth 1")
@@ -486,6 +486,25 @@ def test_lag_tracker_follows_peaks_and_decays():
     assert lag.lag_ms < 5.0
     lag.record(10 ** 9)
     assert lag.lag_ms == LagTracker.CAP_MS
+
+
+def test_lag_tracker_keeps_a_running_mean_beside_the_peaks():
+    from uci_checkers.engine.timeman import LagTracker
+
+    lag = LagTracker()
+    lag.record(100.0)
+    assert lag.lag_ms == 100.0 and lag.typical_ms == 100.0 * LagTracker.MEAN_WEIGHT
+    for _ in range(30):
+        lag.record(2.0)
+    assert abs(lag.typical_ms - 2.0) < 0.1           # the usual lag forgets a spike within a few moves
+    assert lag.lag_ms > 30.0                         # the peaks remember it longer
+
+
+def test_movetime_keeps_the_usual_lag_back_and_a_clock_the_peaks():
+    movetime = TimeManager(GoParams(movetime=100), turn=0, overhead_ms=5, lag_ms=40, typical_lag_ms=3)
+    assert movetime.maximum_ms == 100 - 5 - 3
+    clock = TimeManager(GoParams(btime=300, wtime=300), turn=0, overhead_ms=5, lag_ms=100, typical_lag_ms=3)
+    assert clock.maximum_ms <= 300 - 5 - 100
 
 
 def test_time_manager_keeps_the_lag_back():

@@ -521,7 +521,8 @@ class Engine:
             candidates = legal
         pieces = bin(pos.black | pos.white).count("1")
         tm = TimeManager(params, pos.turn, self._options["Move Overhead"], len(candidates), start=start_time,
-                         pieces=pieces, lag_ms=self.lag.lag_ms)
+                         pieces=pieces, lag_ms=self.lag.lag_ms,
+                         typical_lag_ms=self.lag.typical_ms)
         job = _Job("go", tm=tm, hold=bool(params.infinite or params.ponder), ponder=bool(params.ponder),
                    infinite=bool(params.infinite))
         if tm.missing_clock and on_message is not None and not self.searching:

@@ -10,9 +10,10 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-# What a local pipe needs: the deadline thread's wake-up, the kernel's stop poll, the bestmove line
-# and the host reading it (measured; see DEFAULT_MOVE_OVERHEAD_MS in protocol.md).
-DEFAULT_MOVE_OVERHEAD_MS = 10
+# What the host's side of a local pipe needs (writing go, reading bestmove).  The engine's own
+# stop-and-reply latency is measured move by move and kept back on top (LagTracker): 1-5 ms on an
+# idle machine, tens of ms on a loaded one.
+DEFAULT_MOVE_OVERHEAD_MS = 5
 DEFAULT_MOVES_TO_GO = 30        # horizon assumed for sudden-death clocks (no movestogo)
 
 # Every number of a go (protocol.md) or a Hub level is clamped into these bounds when it is parsed,
@@ -92,9 +93,12 @@ class TimeManager:
       (``missing_clock`` is set: the engine warns).
     * no time given (depth, nodes, mate, infinite): no limit.
 
-    ``lag_ms`` is how late the engine recently answered after a hard limit (see
-    :class:`LagTracker`): on a loaded machine it is kept back as well, so that the move
-    still arrives in time (for ``movetime`` at most half of the move's time is given up).
+    ``lag_ms`` is how late the engine recently answered after a hard limit at its worst (the
+    peaks of :class:`LagTracker`): a clock search keeps it back, so that the move still arrives
+    in time on a loaded machine.  ``typical_lag_ms`` is the usual lateness (its running mean): a
+    ``movetime`` search stops that much earlier (at most half of the move's time), so that the
+    reply comes about ``movetime - overhead`` after ``go``.  A late reply there costs no game,
+    and keeping the peaks back gave up 10-20 % of every move on a loaded machine.
 
     The clock starts when ``go`` arrived (``start``), even when the kernels were still
     compiling then.  A ponder search has no limits until :meth:`ponderhit`, which restarts
@@ -103,10 +107,11 @@ class TimeManager:
 
     def __init__(self, params: GoParams, turn: int, overhead_ms: int = DEFAULT_MOVE_OVERHEAD_MS,
                  legal_count: int = 2, start: Optional[float] = None, pieces: int = 24,
-                 lag_ms: float = 0.0) -> None:
+                 lag_ms: float = 0.0, typical_lag_ms: Optional[float] = None) -> None:
         self.start = start if start is not None else time.monotonic()
         self.overhead_ms = max(0, int(overhead_ms))
         self.lag_ms = max(0.0, float(lag_ms))
+        self.typical_lag_ms = self.lag_ms if typical_lag_ms is None else max(0.0, float(typical_lag_ms))
         self.pondering = bool(params.ponder)
         self.single_move = False
         self.optimum_ms: Optional[float] = None
@@ -129,8 +134,8 @@ class TimeManager:
         if params.movetime is not None:
             self.fixed_time = True
             budget = float(max(0, params.movetime - self.overhead_ms))
-            # a loaded machine answers late: keep the observed lag back too (at most half the move)
-            self.optimum_ms = self.maximum_ms = budget - min(self.lag_ms, 0.5 * budget)
+            # the engine's usual stop-and-reply latency is kept back too (at most half the move)
+            self.optimum_ms = self.maximum_ms = budget - min(self.typical_lag_ms, 0.5 * budget)
             self._inputs = f"movetime {params.movetime} ms, Move Overhead {self.overhead_ms} ms"
         elif own_time is not None or clock_given:
             if own_time is None:        # the host gave the other side's clock only: UCI engines move at once
@@ -171,8 +176,9 @@ class TimeManager:
         if self.maximum_ms is None:
             return f"time plan: {self._inputs}"
         when = " (from ponderhit)" if self.pondering else ""
+        kept = self.typical_lag_ms if self.fixed_time else self.lag_ms
         return (f"time plan: {self._inputs}: optimum {self.optimum_ms:.0f} ms maximum {self.maximum_ms:.0f} ms"
-                f"{when} (lag kept back {self.lag_ms:.0f} ms)")
+                f"{when} (lag kept back {kept:.0f} ms)")
 
     def elapsed_ms(self) -> int:
         return int((time.monotonic() - self.start) * 1000)
@@ -223,21 +229,28 @@ class LagTracker:
     """How late, recently, the engine's moves came after their hard time limit.
 
     On an idle machine a stopped search answers within a few milliseconds; on a loaded one
-    the search thread may wait for a core for tens or hundreds of milliseconds.  A peak
-    follower (the new value if larger, else a slow decay) remembers such delays for the
-    next moves, so that the time manager keeps them back instead of losing on time.
+    the search thread may wait for a core for tens or hundreds of milliseconds.  Two figures:
+
+    * ``lag_ms``, a peak follower (the new value if larger, else a slow decay), remembers such
+      delays for the next moves, so that a clock search keeps them back instead of losing on time;
+    * ``typical_ms``, a running mean, is the usual delay, which a ``movetime`` search keeps back
+      (a spike there only makes one reply late; keeping the peaks back made every reply early).
     """
 
     DECAY = 0.97         # per timed move: a spike is remembered at half its size 23 moves later
+    MEAN_WEIGHT = 0.2    # weight of the newest delay in the running mean
     CAP_MS = 1000.0
 
     def __init__(self) -> None:
         self.lag_ms = 0.0
+        self.typical_ms = 0.0
         self._lock = threading.Lock()
 
     def record(self, late_ms: float) -> None:
+        late = min(self.CAP_MS, max(0.0, late_ms))
         with self._lock:
-            self.lag_ms = min(self.CAP_MS, max(max(0.0, late_ms), self.lag_ms * self.DECAY))
+            self.lag_ms = max(late, self.lag_ms * self.DECAY)
+            self.typical_ms += self.MEAN_WEIGHT * (late - self.typical_ms)
 
 
 # --------------------------------------------------------------------------------------------------
