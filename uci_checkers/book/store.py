@@ -5,7 +5,7 @@ view, as the search scores them) and the depth behind that value.  The package s
 one, ``uci_checkers/data/opening.book``, grown by ``uci-checkers book build``.  Reading
 needs neither numpy nor numba: the engine opens the book before its kernels are ready.
 
-File layout (little-endian)::
+File layout (little-endian; the framing of :mod:`uci_checkers.util.framedfile`)::
 
     b"UCKBOOK\\n"          magic (8 bytes)
     uint32                length of the header
@@ -25,8 +25,6 @@ other-format file raises :class:`BookError` with one sentence.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import struct
 import zlib
@@ -38,6 +36,7 @@ from typing import Any, Iterator, Protocol
 from ..rules.bitboard import SQUARE_TO_BIT
 from ..rules.notation import format_fen
 from ..util.atomicfile import write_bytes_atomic
+from ..util.framedfile import Framing
 
 MAGIC = b"UCKBOOK\n"
 FORMAT_VERSION = 1
@@ -48,6 +47,10 @@ VALUE_LIMIT = 32000            # values are stored as int16: mate scores (30000 
 
 class BookError(ValueError):
     """An opening book file that cannot be used (missing, truncated, corrupt, another format)."""
+
+
+# The magic, header, checksum and format-version checks of the file (util.framedfile); the payload is the book's.
+_FRAMING = Framing(MAGIC, FORMAT_VERSION, "opening book", BookError)
 
 
 class _Placement(Protocol):
@@ -125,11 +128,8 @@ def encode_book(entries: dict[bytes, list[BookMove]], provenance: dict[str, Any]
         offsets.append(len(records))
     payload = (struct.pack("<I", len(keys)) + b"".join(keys) + struct.pack(f"<{len(offsets)}I", *offsets)
                + bytes(records))
-    header = {"format": FORMAT_VERSION, "positions": len(keys), "moves": moves, "payload_bytes": len(payload),
-              "provenance": provenance}
-    hbytes = json.dumps(header, sort_keys=True, indent=1).encode("utf-8")
-    body = MAGIC + struct.pack("<I", len(hbytes)) + hbytes + zlib.compress(payload, 9)
-    return body + hashlib.sha256(body).digest()
+    header = {"positions": len(keys), "moves": moves, "payload_bytes": len(payload), "provenance": provenance}
+    return _FRAMING.encode(header, zlib.compress(payload, 9))
 
 
 def write_book(path: str | os.PathLike, entries: dict[bytes, list[BookMove]], provenance: dict[str, Any]) -> None:
@@ -200,40 +200,16 @@ class Book:
 def load_book(path: str | os.PathLike) -> Book:
     """Read and verify a book file; :class:`BookError` says what is wrong in one sentence."""
     p = Path(path)
+    header, packed, checksum = _FRAMING.read(p)
     try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise BookError(f"opening book {p} is missing") from None
-    except IsADirectoryError:
-        raise BookError(f"opening book {p} is a directory") from None
-    except OSError as exc:
-        raise BookError(f"opening book {p} cannot be read: {exc.strerror}") from None
-    if not data.startswith(MAGIC):
-        raise BookError(f"{p} is not an opening book (bad magic)")
-    if len(data) < len(MAGIC) + 4 + 32:
-        raise BookError(f"opening book {p} is truncated")
-    body, stored = data[:-32], data[-32:]
-    digest = hashlib.sha256(body).digest()
-    if digest != stored:
-        raise BookError(f"opening book {p} is corrupt (checksum mismatch)")
-    (hlen,) = struct.unpack_from("<I", data, len(MAGIC))
-    hstart = len(MAGIC) + 4
-    try:
-        header = json.loads(data[hstart:hstart + hlen].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise BookError(f"opening book {p} has an unreadable header") from None
-    if not isinstance(header, dict) or header.get("format") != FORMAT_VERSION:
-        found = header.get("format") if isinstance(header, dict) else None
-        raise BookError(f"opening book {p} has format {found!r}, this version reads {FORMAT_VERSION}")
-    try:
-        payload = zlib.decompress(body[hstart + hlen:])
+        payload = zlib.decompress(packed)
     except zlib.error:
         raise BookError(f"opening book {p} has an unreadable payload") from None
     n = struct.unpack_from("<I", payload, 0)[0] if len(payload) >= 4 else -1
     if (len(payload) != header.get("payload_bytes") or n != header.get("positions")
             or len(payload) < 4 + KEY_BYTES * n + 4 * (n + 1)):
         raise BookError(f"opening book {p} does not match its header")
-    book = Book(str(p), header, digest.hex(), payload)
+    book = Book(str(p), header, checksum, payload)
     if book._offsets[n] != len(book._records):
         raise BookError(f"opening book {p} does not match its header")
     return book

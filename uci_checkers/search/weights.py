@@ -7,7 +7,7 @@ The engine's ``EvalFile`` option and the tools' ``--weights`` load either, or an
 (:func:`load_weights`).  A missing, truncated, corrupt or mismatched file raises
 :class:`WeightsError` with one clear sentence; there is no silent fallback to other weights.
 
-File layout (little-endian)::
+File layout (little-endian; the framing of :mod:`uci_checkers.util.framedfile`)::
 
     b"UCKWEIGHTS\\n"                 magic (11 bytes)
     uint32                          length of the header
@@ -33,10 +33,7 @@ be reproduced.
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import os
-import struct
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -45,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..util.atomicfile import write_bytes_atomic
+from ..util.framedfile import Framed, Framing
 from .layouts import NETWORK_LAYOUT, PATTERN_LAYOUT
 
 MAGIC = b"UCKWEIGHTS\n"
@@ -60,6 +58,10 @@ EVALUATIONS: dict[str, str] = {PATTERN_LAYOUT: KIND_PATTERN, NETWORK_LAYOUT: KIN
 
 class WeightsError(ValueError):
     """An evaluation weights file that cannot be used (missing, corrupt, other layout)."""
+
+
+# The magic, header, checksum and format-version checks of the file (util.framedfile); the payload is the weights.
+_FRAMING = Framing(MAGIC, FORMAT_VERSION, "evaluation weights file", WeightsError)
 
 
 @dataclass(frozen=True)
@@ -89,34 +91,10 @@ def network_path() -> Path:
     return default_path().with_name(NETWORK_NAME)
 
 
-def check_file(path: str | os.PathLike) -> tuple[dict[str, Any], bytes, str]:
+def check_file(path: str | os.PathLike) -> Framed:
     """Read a weights file and verify its framing and checksum (no numba needed: the engine calls
     this before it answers anything); returns (header, weight bytes, checksum)."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise WeightsError(f"evaluation weights file {p} is missing") from None
-    except OSError as exc:
-        raise WeightsError(f"evaluation weights file {p} cannot be read: {exc.strerror}") from None
-    if not data.startswith(MAGIC):
-        raise WeightsError(f"{p} is not an evaluation weights file (bad magic)")
-    if len(data) < len(MAGIC) + 4 + 32:
-        raise WeightsError(f"evaluation weights file {p} is truncated")
-    body, stored = data[:-32], data[-32:]
-    digest = hashlib.sha256(body).digest()
-    if digest != stored:
-        raise WeightsError(f"evaluation weights file {p} is corrupt (checksum mismatch)")
-    (hlen,) = struct.unpack_from("<I", data, len(MAGIC))
-    hstart = len(MAGIC) + 4
-    try:
-        header = json.loads(data[hstart:hstart + hlen].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise WeightsError(f"evaluation weights file {p} has an unreadable header") from None
-    if not isinstance(header, dict) or header.get("format") != FORMAT_VERSION:
-        raise WeightsError(f"evaluation weights file {p} has format {header.get('format')!r}, "
-                           f"this version reads {FORMAT_VERSION}")
-    return header, data[hstart + hlen:-32], digest.hex()
+    return _FRAMING.read(path)
 
 
 def read_weights(path: str | os.PathLike) -> EvalWeights:
@@ -124,8 +102,6 @@ def read_weights(path: str | os.PathLike) -> EvalWeights:
     layout) and a payload of the size the header gives.  Needs no numba; :class:`WeightsError` says what
     is wrong."""
     p = Path(path)
-    if p.is_dir():
-        raise WeightsError(f"evaluation weights file {p} is a directory")
     header, payload, checksum = check_file(p)
     layout = header.get("layout")
     kind = EVALUATIONS.get(layout) if isinstance(layout, str) else None
@@ -181,12 +157,9 @@ def load_weights(path: str | os.PathLike) -> EvalWeights:
 def _write(path: str | os.PathLike, header: dict[str, Any], arr: np.ndarray) -> EvalWeights:
     if np.abs(arr.astype(np.int64)).max(initial=0) >= 2**31:
         raise ValueError("weights out of int32 range")
-    hbytes = json.dumps(header, sort_keys=True, indent=1).encode("utf-8")
-    body = MAGIC + struct.pack("<I", len(hbytes)) + hbytes + arr.astype("<i4").tobytes()
-    data = body + hashlib.sha256(body).digest()
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    write_bytes_atomic(p, data)
+    write_bytes_atomic(p, _FRAMING.encode(header, arr.astype("<i4").tobytes()))
     return load_weights(p)
 
 
@@ -196,8 +169,7 @@ def save_weights(path: str | os.PathLike, table: np.ndarray, provenance: dict[st
     arr = np.asarray(table)
     if arr.shape != (2 * NF,):
         raise ValueError(f"weights table must have shape ({2 * NF},), not {arr.shape}")
-    header = {"format": FORMAT_VERSION, "layout": FEATURE_LAYOUT, "nf": NF, "unit": UNIT,
-              "provenance": provenance}
+    header = {"layout": FEATURE_LAYOUT, "nf": NF, "unit": UNIT, "provenance": provenance}
     return _write(path, header, arr)
 
 
@@ -207,7 +179,7 @@ def save_network(path: str | os.PathLike, net: np.ndarray, provenance: dict[str,
     from . import nnue
     arr = np.asarray(net)
     nnue.check_ranges(arr)
-    header = {"format": FORMAT_VERSION, "layout": NETWORK_LAYOUT, "size": nnue.NET_SIZE, "provenance": provenance}
+    header = {"layout": NETWORK_LAYOUT, "size": nnue.NET_SIZE, "provenance": provenance}
     return _write(path, header, arr)
 
 
