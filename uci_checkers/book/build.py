@@ -54,7 +54,9 @@ from ..rules.position import Game, Position
 from ..search.alphabeta import MATE, MATE_BOUND, Searcher, SearchLimits
 from ..util.atomicfile import write_bytes_atomic
 from ..util.commandline import COMPILING_NOTICE, announce_if_slow
+from ..util.interrupts import raise_if_interrupted
 from ..util.progress import Progress as ProgressLine
+from ..util.raycluster import RayConnectError, RayTasks
 from .store import BookMove, position_key, write_book
 
 STATE_FORMAT = 1
@@ -234,29 +236,19 @@ def _ray_search(requests: list[SearchRequest], settings: BuildSettings) -> list[
     return [search_position(searcher, r, settings) for r in requests]
 
 
-class RayRunner:
+class RayRunner(RayTasks):
     """Searches as Ray tasks (a local instance, or the cluster at ``address``); the driver keeps the state."""
 
     WAIT_S = 1.0
 
     def __init__(self, settings: BuildSettings, address: Optional[str]) -> None:
         try:
-            import ray
-        except ImportError as exc:
-            raise BookBuildError(f"the ray backend needs Ray: pip install 'uci_checkers[cluster]' ({exc})") from None
-        from ..util.raycluster import RayConnectError, connect_ray
-
-        self.ray = ray
-        self.settings = settings
-        try:
-            self.started_here = connect_ray(address)
+            super().__init__(_ray_search, address)
         except RayConnectError as exc:
             raise BookBuildError(str(exc)) from None
-        self.remote = ray.remote(num_cpus=1, max_retries=1)(_ray_search)
+        self.settings = settings
 
     def run(self, requests: Sequence[SearchRequest]) -> list[Lines]:
-        from ..util.interrupts import raise_if_interrupted
-
         refs = [self.remote.remote([r], self.settings) for r in requests]
         try:
             remaining = list(refs)
@@ -265,16 +257,8 @@ class RayRunner:
                 _, remaining = self.ray.wait(remaining, num_returns=len(remaining), timeout=self.WAIT_S)
             return [self.ray.get(ref)[0] for ref in refs]
         except BaseException:
-            for ref in refs:
-                try:
-                    self.ray.cancel(ref, force=True)
-                except Exception:
-                    pass
+            self.cancel(refs)
             raise
-
-    def close(self) -> None:
-        if self.started_here:
-            self.ray.shutdown()
 
 
 # --------------------------------------------------------------------------------------------------

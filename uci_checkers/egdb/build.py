@@ -31,6 +31,7 @@ from typing import Callable, Optional, TextIO
 import numpy as np
 
 from ..util.progress import PLAIN_EVERY_S, Progress as ProgressLine
+from ..util.raycluster import RayConnectError, RayTasks
 from . import solve as sv
 from .index import Slice, king_set_counts, men_offsets, slice_size, slices_up_to, successors
 from .plan import CHECK, CONVERT, SOLVE, SOLVER_BYTES, Plan, Step, make_plan
@@ -212,22 +213,14 @@ def _ray_solve(s: Slice, distances: bool, uses: list[Slice], *values: np.ndarray
                        distances=distances)
 
 
-class RaySolver:
+class RaySolver(RayTasks):
     """Independent slices as Ray tasks (a local instance, or a cluster at ``address``), like the arena's backend."""
 
     def __init__(self, address: Optional[str] = None) -> None:
         try:
-            import ray
-        except ImportError as exc:
-            raise EgdbBuildError(f"the ray backend needs Ray: pip install 'uci_checkers[cluster]' ({exc})") from None
-        from ..util.raycluster import RayConnectError, connect_ray
-
-        self.ray = ray
-        try:
-            self.started_here = connect_ray(address)
+            super().__init__(_ray_solve, address)
         except RayConnectError as exc:
             raise EgdbBuildError(str(exc)) from None
-        self.remote = ray.remote(num_cpus=1, max_retries=1)(_ray_solve)
 
     def solve(self, slices: list[Slice], values: dict[Slice, np.ndarray], distance_pieces: int):
         """Yield each SolvedSlice as its task finishes (each task gets the values of its own successors)."""
@@ -244,15 +237,7 @@ class RaySolver:
                     pending.pop(ref)
                     yield ray.get(ref)
         finally:
-            for ref in pending:
-                try:
-                    ray.cancel(ref, force=True)
-                except Exception:
-                    pass
-
-    def close(self) -> None:
-        if self.started_here:
-            self.ray.shutdown()
+            self.cancel(pending)
 
 
 class _Values:

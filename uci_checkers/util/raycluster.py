@@ -1,11 +1,12 @@
-"""The one way every tool connects to Ray (:func:`connect_ray`), and the runtime environment that ships this
-package to the workers (:func:`ray_runtime_env`)."""
+"""The one way every tool connects to Ray (:func:`connect_ray`), the runtime environment that ships this
+package to the workers (:func:`ray_runtime_env`), and the connection, task and clean-up of a builder that
+runs one function as Ray tasks (:class:`RayTasks`)."""
 from __future__ import annotations
 
 import os
 import tempfile
 from pathlib import Path
-from typing import Optional
+from typing import Any, Callable, Iterable, Optional
 
 
 def _package_dir() -> str:
@@ -46,3 +47,32 @@ def connect_ray(address: Optional[str], ship_package: bool = True) -> bool:
     except Exception as exc:
         raise RayConnectError(f"cannot connect to Ray at {address or 'a new local instance'}: {exc}") from exc
     return True
+
+
+class RayTasks:
+    """``fn`` as a Ray task of one CPU, retried once, on the cluster at ``address`` or a new local instance:
+    the builders (book, endgame databases) subclass it and keep their own scheduling loops.  Raises
+    :class:`RayConnectError` (one line) when Ray is not installed or cannot be reached."""
+
+    def __init__(self, fn: Callable[..., Any], address: Optional[str]) -> None:
+        try:
+            import ray
+        except ImportError as exc:
+            raise RayConnectError(f"the ray backend needs Ray: pip install 'uci_checkers[cluster]' ({exc})") from None
+        self.ray = ray
+        self.started_here = connect_ray(address)
+        self.remote = ray.remote(num_cpus=1, max_retries=1)(fn)
+
+    def cancel(self, refs: Iterable[Any]) -> None:
+        """Cancel the tasks of ``refs`` (forced: a task may run for minutes); one that has finished or
+        cannot be cancelled any more is no error, since the caller is already giving up on it."""
+        for ref in refs:
+            try:
+                self.ray.cancel(ref, force=True)
+            except Exception:
+                pass
+
+    def close(self) -> None:
+        """Shut Ray down if this object started it (a caller's own connection stays)."""
+        if self.started_here:
+            self.ray.shutdown()
