@@ -32,7 +32,7 @@ ROOTS = ("all", "start", "ballots")
 DEFAULT_TARGET = 2000
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> ToolParser:
     p = ToolParser(prog="uci-checkers book", description="opening books: build, inspect, probe")
     sub = p.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="grow a book by drop-out expansion (resumable: run it again to go on)",
@@ -78,11 +78,9 @@ _SETTING_FLAGS = {"depth": "depth", "nodes": "nodes", "movetime_ms": "movetime",
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = _parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
+    args = _parser().parse_or_status(argv)
+    if isinstance(args, int):          # --help, or a usage error already reported
+        return args
     try:
         if args.command == "build":
             return _build(args)

@@ -8,7 +8,6 @@ databases, a bad FEN, ``--backend ray`` without Ray, a directory that cannot be 
 """
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import sys
 import time
@@ -25,7 +24,7 @@ from ..egdb.probe import cache_counters, describe, probe_position
 from ..egdb.store import EgdbFileError, default_directory, load_directory, read_info
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> ToolParser:
     p = ToolParser(prog="uci-checkers egdb", description="endgame databases: build, verify, inspect")
     sub = p.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="build (or resume building) every slice with up to N pieces")
@@ -61,11 +60,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = _parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
+    args = _parser().parse_or_status(argv)
+    if isinstance(args, int):          # --help, or a usage error already reported
+        return args
     directory = args.dir if args.dir is not None else default_directory()
     if args.command != "build" and not Path(directory).is_dir():
         print(f"egdb: {directory}: no such directory (build one with: uci-checkers egdb build --pieces N)",

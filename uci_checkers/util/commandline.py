@@ -19,7 +19,7 @@ import argparse
 import os
 import sys
 import threading
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, NoReturn, Optional, Union
 
 from .interrupts import EXIT_INTERRUPTED
 
@@ -37,6 +37,14 @@ class ToolParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (--help for usage)\n")
+
+    def parse_or_status(self, argv: Optional[list[str]]) -> Union[argparse.Namespace, int]:
+        """``parse_args``, but ``--help`` (0) or a usage error (2, its line printed) comes back as the exit
+        status instead of raising SystemExit, for a ``main`` that returns its status (tests call it)."""
+        try:
+            return self.parse_args(argv)
+        except SystemExit as exc:
+            return int(exc.code or 0)
 
 
 def os_error_text(exc: OSError) -> str:
