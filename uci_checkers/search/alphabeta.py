@@ -107,6 +107,10 @@ LMR_I2 = 5              # from this index ...
 LMR_D2 = 4              # ... and this depth, reduce by 2
 PVS_FULL = 0            # the stages of one move's principal-variation search in _ab
 PVS_REDUCED = 1
+PVS_VERIFY = 2          # a shallower search that may prove a move good enough to cut off (below)
+VERIFY_MIN_DEPTH = 3    # verified pruning of moves whose static score is far above beta: from this depth
+VERIFY_MARGIN = 30      # centi-men above beta
+VERIFY_REDUCTION = 4    # plies less for the verification search
 QS_THREAT = 1           # at depths 0 .. 1-QS_THREAT a position where the opponent threatens a capture is searched one move on
 
 _SQ = SQUARES
@@ -395,7 +399,20 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
         # they beat alpha.  One recursive call site on purpose: numba re-types the whole kernel
         # for every self-call it finds, so each extra site costs about a second of cold compile.
         r = 0
-        if i == 0:
+        vd = 0
+        if (VERIFY_MARGIN > 0 and not pv_node and not capt and new_depth >= VERIFY_MIN_DEPTH
+                and beta < MATE_BOUND and beta > -MATE_BOUND):
+            # verified pruning: a move after which the static score is far above beta is searched
+            # shallower first with a window at beta + margin; if that holds, it is the cut-off
+            if nn.shape[0] != 0:
+                nnue.note_position(ws, W_NNPOS, ply + 1, b2, w2, k2b)
+            if not mg.has_capture(b2, w2, k2b, other) and -_static(b2, w2, k2b, other, ply + 1, ws, ev, nn) >= beta + VERIFY_MARGIN:
+                vd = new_depth - VERIFY_REDUCTION
+                if vd < 1:
+                    vd = 1
+        if vd > 0:
+            stage = PVS_VERIFY
+        elif i == 0:
             stage = PVS_FULL
         else:
             stage = PVS_REDUCED
@@ -406,11 +423,23 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
                     r = 2
         while True:
             # r is 0 whenever the stage is PVS_FULL; borrow(): the child pays no reference counting
-            lo = -beta if stage == PVS_FULL else -alpha - 1
-            s = -_ab(b2, w2, k2b, other, key2, new_depth - r, lo, -alpha, ply + 1, qp2,
+            if stage == PVS_VERIFY:
+                d = vd
+                lo = -beta - VERIFY_MARGIN - 1
+                hi = -beta - VERIFY_MARGIN
+            else:
+                d = new_depth - r
+                lo = -beta if stage == PVS_FULL else -alpha - 1
+                hi = -alpha
+            s = -_ab(b2, w2, k2b, other, key2, d, lo, hi, ply + 1, qp2,
                      borrow(ws), borrow(tt), borrow(eg), borrow(stop), borrow(ev), borrow(nn))
             if stage == PVS_FULL or ws[C_STOP] != 0:
                 break
+            if stage == PVS_VERIFY:
+                if s > beta + VERIFY_MARGIN:
+                    break        # proven far above beta by the shallower search: the cut-off
+                stage = PVS_FULL if i == 0 else PVS_REDUCED
+                continue
             if r > 0 and s > alpha:
                 r = 0            # the reduced search failed high: the same null window at full depth
             elif s > alpha and s < beta:
