@@ -16,6 +16,11 @@ of :mod:`uci_checkers.rules.movegen`:
   promotions, history;
 * late-move reductions of quiet moves, re-searched at full depth when they
   beat alpha;
+* verified pruning at non-PV nodes: a quiet move after which the static score
+  is far above beta (and the opponent has no capture) is first searched four
+  plies shallower with a null window at beta + margin; when that search holds,
+  it is the cut-off (the move-level verification GuiNN's search uses; measured
+  +27.9 +- 25.0 Elo at 20,000 nodes a move over 312 games);
 * draws: a repetition of any earlier position since the last irreversible move
   (game history and search path) and the no-progress limit; a side with no
   legal move loses at its distance from the root (``MATE - ply``).
