@@ -644,15 +644,9 @@ def test_install_and_exports_input_errors_exit_2_in_one_line(tmp_path, capsys):
     assert list(tmp_path.iterdir()) == [not_a_dll]          # nothing was installed
 
 
-def find_wine() -> Optional[str]:
-    for name in ("wine64", "wine", "/usr/lib/wine/wine64"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
 def test_dll_loads_under_wine(windows_dll):
+    from uci_checkers.protocols.cbengine import find_wine
+
     wine = find_wine()
     if wine is None:
         if REQUIRE_WINDOWS_TOOLS:

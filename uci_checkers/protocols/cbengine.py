@@ -629,14 +629,21 @@ def build_host(target: str = "windows", out_dir: Optional[Path] = None, cc: Opti
     return output
 
 
+# Debian's wine64 package installs its loader here and leaves the commands on PATH to the package
+# ``wine`` (which wine64 only recommends): a machine with wine64 alone has no ``wine64`` command.
+DEBIAN_WINE64 = "/usr/lib/wine/wine64"
+
+
 def find_wine(requested: Optional[str] = None) -> Optional[str]:
-    """The wine program: ``requested`` (a name or a path), else ``wine64`` or ``wine`` on PATH."""
-    names = [requested] if requested else ["wine64", "wine"]
-    for name in names:
+    """The wine program: ``requested`` (a name or a path), else ``wine64`` or ``wine`` on PATH, else
+    Debian's wine64 loader (:data:`DEBIAN_WINE64`)."""
+    if requested:
+        return shutil.which(requested)
+    for name in ("wine64", "wine"):
         found = shutil.which(name)
         if found:
             return found
-    return None
+    return DEBIAN_WINE64 if os.access(DEBIAN_WINE64, os.X_OK) else None
 
 
 def wine_path(path: Path) -> str:
