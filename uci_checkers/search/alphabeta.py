@@ -412,7 +412,8 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
             # shallower first with a window at beta + margin; if that holds, it is the cut-off
             if nn.shape[0] != 0:
                 nnue.note_position(ws, W_NNPOS, ply + 1, b2, w2, k2b)
-            if not mg.has_capture(b2, w2, k2b, other) and -_static(b2, w2, k2b, other, ply + 1, ws, ev, nn) >= beta + VERIFY_MARGIN:
+            if (not mg.has_capture(b2, w2, k2b, other)
+                    and -_static(b2, w2, k2b, other, ply + 1, ws, ev, nn) >= beta + VERIFY_MARGIN):
                 vd = new_depth - VERIFY_REDUCTION
                 if vd < 1:
                     vd = 1
@@ -444,7 +445,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
             if stage == PVS_VERIFY:
                 if s > beta + VERIFY_MARGIN:
                     break        # proven far above beta by the shallower search: the cut-off
-                stage = PVS_FULL if i == 0 else PVS_REDUCED
+                stage = PVS_FULL if i == 0 else PVS_REDUCED    # unreduced: it looked good statically
                 continue
             if r > 0 and s > alpha:
                 r = 0            # the reduced search failed high: the same null window at full depth
