@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 # What the host's side of a local pipe needs (writing go, reading bestmove).  The engine's own
-# stop-and-reply latency is measured move by move and kept back on top (LagTracker): 1-5 ms on an
-# idle machine, tens of ms on a loaded one.
+# stop-and-reply latency is measured move by move and kept back on top (LagTracker): measured 1-5 ms
+# with a core free, 10-50 ms with both cores busy.
 DEFAULT_MOVE_OVERHEAD_MS = 5
 DEFAULT_MOVES_TO_GO = 30        # horizon assumed for sudden-death clocks (no movestogo)
 

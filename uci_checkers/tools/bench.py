@@ -53,8 +53,9 @@ CAPTURE_OPENINGS = (
     "W:W19,21,22,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,12,14,15",         # 10-14 23-19 11-15
     "W:W20,21,22,23,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,15,16",         # 11-15 24-20 12-16
 )
-# Eleven-man starts (Black to move): starts 0, 68, 136, 205, 273 and 341 of data/elevenman.txt (every
-# sixth of its 410), then middlegames of the engine's own self-play: in training-data/gen3/shard-00000.npz,
+# Eleven-man starts (Black to move): starts 0, 68, 136, 205, 273 and 341 (every sixth of 410) of
+# data/elevenman.txt as the search before verified pruning made it (commit 8f5f0ae); the deck has been made
+# again since (68 and 341 are still its starts there), and the bench keeps these positions.  Then middlegames of the engine's own self-play: in training-data/gen3/shard-00000.npz,
 # game by game, the first recorded position (legal moves, no capture pending) of each game that fills a
 # slot: 16 men and no king (4), and the endgames below.
 MIDDLEGAMES = (
