@@ -91,7 +91,8 @@ W_HIST = W_KILL + 2 * MAX_PLY
 W_KEYS = W_HIST + 2 * 64 * 64
 W_PV = W_KEYS + HIST_KEYS + MAX_PLY + 8
 W_PVLEN = W_PV + MAX_PLY * MAX_PLY
-W_CTL = W_PVLEN + MAX_PLY
+W_TRUNC = W_PVLEN + MAX_PLY   # per ply: the plies the path down to this node has cut by truncation (see _ab)
+W_CTL = W_TRUNC + MAX_PLY
 W_NNPOS = W_CTL + 16      # the network's per-ply positions (uci_checkers.search.nnue owns this region)
 WS_SIZE = W_NNPOS + nnue.POS_REGION
 # control words
@@ -117,6 +118,10 @@ PVS_VERIFY = 2          # a shallower search that may prove a move good enough t
 VERIFY_MIN_DEPTH = 3    # verified pruning of moves whose static score is far above beta: from this depth
 VERIFY_MARGIN = 30      # centi-men above beta
 VERIFY_REDUCTION = 4    # plies less for the verification search
+TRUNC_MIN_DEPTH = 2    # truncation: at non-PV nodes of at least this depth, a static score this far
+TRUNC_UNIT = 64         # ... from the window (centi-men per ply) cuts the depth by that many plies,
+TRUNC_MAX = 2           # ... at most this many a node; within TRUNC_NEAR of the window again, the
+TRUNC_NEAR = 20         # ... path's cut plies are given back
 QS_THREAT = 1           # at depths 0 .. 1-QS_THREAT a position where the opponent threatens a capture is searched one move on
 
 _SQ = SQUARES
@@ -351,12 +356,30 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
         return _static(black, white, kings, stm, ply, ws, ev, nn)
 
     pv_node = beta - alpha > 1
-    # reverse futility: a quiet position far above beta at low depth is a cut-off
-    if (RFP_DEPTH > 0 and not pv_node and not capt and not threat and depth <= RFP_DEPTH
-            and beta < MATE_BOUND and beta > -MATE_BOUND):
+    quiet_window = not pv_node and not capt and not threat and beta < MATE_BOUND and beta > -MATE_BOUND
+    se = 0
+    if quiet_window and (depth <= RFP_DEPTH or depth >= TRUNC_MIN_DEPTH):
         se = _static(black, white, kings, stm, ply, ws, ev, nn)
+    # reverse futility: a quiet position far above beta at low depth is a cut-off
+    if RFP_DEPTH > 0 and quiet_window and depth <= RFP_DEPTH:
         if se - RFP_MARGIN * depth >= beta:
             return se
+    # truncation (after Cake's): a quiet position whose static score is far from the window is searched
+    # shallower, the more the farther; the plies cut along the path are kept, and given back where a
+    # position of the path comes near the window again
+    cut = ws[W_TRUNC + ply - 1] if ply >= 1 else 0
+    if TRUNC_MAX > 0 and quiet_window and depth >= TRUNC_MIN_DEPTH:
+        dist = se - beta if se >= beta else alpha - se
+        if dist <= TRUNC_NEAR:
+            depth += cut
+            cut = 0
+        else:
+            t = dist // TRUNC_UNIT
+            if t > TRUNC_MAX:
+                t = TRUNC_MAX
+            depth -= t
+            cut += t
+    ws[W_TRUNC + ply] = cut
     found, tmove, tscore, tdepth, tbound = ttm.probe(tt, key)
     if found != 0:
         tscore = _score_from_table(tscore, ply)
