@@ -22,12 +22,18 @@ of :mod:`uci_checkers.rules.movegen`:
   it is the cut-off (the move-level verification GuiNN's search uses; measured
   against the search without it, 312 games each: +27.9 +- 25.0 Elo at 20,000
   nodes a move, +44.8 +- 21.4 at 0.1 s a move);
+* truncation at non-PV nodes (the idea of Cake's search, in whole plies): a
+  quiet position whose static score lies far outside the window is searched
+  one ply shallower for every TRUNC_UNIT centi-men of distance (at most
+  TRUNC_MAX); the plies cut along the path are remembered per ply and given
+  back where a position comes within TRUNC_NEAR of the window again, so a line
+  that returns to the window is searched to its full depth;
 * draws: a repetition of any earlier position since the last irreversible move
   (game history and search path) and the no-progress limit; a side with no
   legal move loses at its distance from the root (``MATE - ply``).
 
 All kernel state lives in two int64 arrays, the workspace ``ws`` (move stack,
-killers, history, repetition keys, triangular PV, counters) and the table
+killers, history, repetition keys, triangular PV, truncated plies, counters) and the table
 ``tt``; the engine's ``stop_flag`` is polled every 1024 nodes.  The driver calls
 ``_ab`` for each root child (ply 1) and ``_ab`` passes ``borrow()`` views to its
 children, so the recursion pays no reference counting.  There is no separate
