@@ -9,7 +9,7 @@ from uci_checkers.tools import bench
 from uci_checkers.rules.position import Position
 
 SIGNATURE_DEPTH = 5
-SIGNATURE = 52041   # learned evaluation, weights w5 (king-aware windows, material counts); verified pruning
+SIGNATURE = 47142   # learned evaluation, weights w5 (king-aware windows, material counts); verified pruning; truncation
 
 
 def test_positions_valid_and_enough():
@@ -58,7 +58,7 @@ def test_network_evaluation_signature(monkeypatch):
     network = W.load_weights(W.network_path())
     monkeypatch.setattr(alphabeta, "default_weights", lambda: network)
     nodes, _ = bench.run_bench(SIGNATURE_DEPTH)
-    assert nodes == 48502
+    assert nodes == 43769
 
 
 def test_interrupt_reports_the_totals_of_the_finished_positions():

@@ -18,7 +18,7 @@ which the package makes itself by this rule (``seed`` 1 gives the shipped
 
 The searches are fixed-depth from cleared tables, so the deck depends only on
 the seed, the search and the evaluation weights.  ``python -m
-uci_checkers.learn.elevenman`` writes it (1,152 lines of play, 410 starts kept;
+uci_checkers.learn.elevenman`` writes it (1,152 lines of play, 417 starts kept;
 23 s of CPU); ``tests/test_elevenman.py`` makes the starts of the first four
 removals again and compares them with the file's first lines, and compares the
 header, which records the weights that made it: when the search or the weights
