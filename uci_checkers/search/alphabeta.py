@@ -364,7 +364,9 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
     pv_node = beta - alpha > 1
     quiet_window = not pv_node and not capt and not threat and beta < MATE_BOUND and beta > -MATE_BOUND
     se = 0
-    if quiet_window and (depth <= RFP_DEPTH or depth >= TRUNC_MIN_DEPTH):
+    if quiet_window:
+        # read by reverse futility (depth <= RFP_DEPTH) and truncation (depth >= TRUNC_MIN_DEPTH): the two
+        # ranges cover every depth that reaches here (depth <= 0 returned above unless threatened)
         se = _static(black, white, kings, stm, ply, ws, ev, nn)
     # reverse futility: a quiet position far above beta at low depth is a cut-off
     if RFP_DEPTH > 0 and quiet_window and depth <= RFP_DEPTH:
@@ -373,7 +375,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
     # truncation (after Cake's): a quiet position whose static score is far from the window is searched
     # shallower, the more the farther; the plies cut along the path are kept, and given back where a
     # position of the path comes near the window again
-    cut = ws[W_TRUNC + ply - 1] if ply >= 1 else 0
+    cut = ws[W_TRUNC + ply - 1]          # _ab runs at ply >= 1; the root's word (ply 0) stays 0
     if TRUNC_MAX > 0 and quiet_window and depth >= TRUNC_MIN_DEPTH:
         dist = se - beta if se >= beta else alpha - se
         if dist <= TRUNC_NEAR:
