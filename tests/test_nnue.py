@@ -260,3 +260,56 @@ def test_eval_terms_of_a_network_engine(tmp_path, monkeypatch):
     pos = eng.game.position
     want = int(N.evaluate_position(pos.black, pos.white, pos.kings, pos.turn, N.kernel_net(net), N.new_accumulators()))
     assert terms == {"network": -want, "total": -want, "total_stm": want}
+
+
+def test_static_score_cache_answers_with_the_evaluation(tmp_path):
+    """The search's cache of static scores (alphabeta._static) returns what the evaluation returns, on
+    the first call (a miss) and the second (a hit), for the pattern tables and the network; two keys of
+    one slot never answer for each other."""
+    from uci_checkers.search import alphabeta as A
+    from uci_checkers.search.evaluate import evaluate
+    net = N.kernel_net(random_net(seed=4))
+    tables = np.array(W.default_weights().table, dtype=np.int64)
+    positions = random_positions(60, seed=21, max_plies=60)
+    for network in (False, True):
+        ws = np.zeros(WS_SIZE, dtype=np.int64)
+        nn = N.thread_array(net) if network else N.no_network()
+        ev = np.zeros(1, dtype=np.int64) if network else tables
+        acc = N.new_accumulators()
+        for i, pos in enumerate(positions):
+            if network:
+                want = int(N.evaluate_position(pos.black, pos.white, pos.kings, pos.turn, net, acc))
+            else:
+                want = int(evaluate(pos.black, pos.white, pos.kings, pos.turn, tables))
+            # the same slot for every position (low 16 bits equal), different upper bits: each call
+            # after the first of another position must miss, not answer with the neighbour's score
+            key = (i + 1) << 20
+            for _ in range(2):
+                if network:
+                    N.note_position(ws, W_NNPOS, 1, pos.black, pos.white, pos.kings)
+                got = int(A._static(pos.black, pos.white, pos.kings, pos.turn, key, 1, ws, ev, nn))
+                assert got == want, (network, pos.fen())
+
+
+def test_new_weights_forget_the_cached_static_scores(tmp_path):
+    """A searcher that has searched with one evaluation and is given another scores with the new one:
+    depth-1 scores after the switch are the network's static scores, not cached pattern scores."""
+    net = N.kernel_net(random_net(seed=2))
+    weights = W.save_network(tmp_path / "n.weights", net.astype(np.int32), {"test": True})
+    acc = N.new_accumulators()
+    searcher = Searcher(1)
+    checked = 0
+    for pos in random_positions(40, seed=12, max_plies=40):
+        children = [pos.play(m) for m in pos.legal_moves()]
+        if not children or any(c.is_capture_pending() or not c.has_legal_move()
+                               or Position(c.black, c.white, c.kings, 1 - c.turn).is_capture_pending()
+                               for c in children):
+            continue
+        searcher.set_weights(W.default_weights())
+        searcher.search(Game(pos), SearchLimits(depth=1), None, np.zeros(1, dtype=np.int64))
+        searcher.set_weights(weights)
+        res = searcher.search(Game(pos), SearchLimits(depth=1), None, np.zeros(1, dtype=np.int64))
+        want = max(-int(N.evaluate_position(c.black, c.white, c.kings, c.turn, net, acc)) for c in children)
+        assert res.score == want, pos.fen()
+        checked += 1
+    assert checked >= 5

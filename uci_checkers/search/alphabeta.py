@@ -28,12 +28,16 @@ of :mod:`uci_checkers.rules.movegen`:
   TRUNC_MAX); the plies cut along the path are remembered per ply and given
   back where a position comes within TRUNC_NEAR of the window again, so a line
   that returns to the window is searched to its full depth;
+* a cache of static scores per thread (``_static``: 65,536 one-word entries in
+  the workspace, keyed by the whole Zobrist key): about 30% of the static scores
+  a search asks for were asked before (iterations, re-searches, the verified-pruning
+  test and then the child itself); it changes the time, never a result;
 * draws: a repetition of any earlier position since the last irreversible move
   (game history and search path) and the no-progress limit; a side with no
   legal move loses at its distance from the root (``MATE - ply``).
 
 All kernel state lives in two int64 arrays, the workspace ``ws`` (move stack,
-killers, history, repetition keys, triangular PV, truncated plies, counters) and the table
+killers, history, repetition keys, triangular PV, truncated plies, counters, the static-score cache) and the table
 ``tt``; the engine's ``stop_flag`` is polled every 1024 nodes.  The driver calls
 ``_ab`` for each root child (ply 1) and ``_ab`` passes ``borrow()`` views to its
 children, so the recursion pays no reference counting.  There is no separate
@@ -100,7 +104,9 @@ W_PVLEN = W_PV + MAX_PLY * MAX_PLY
 W_TRUNC = W_PVLEN + MAX_PLY   # per ply: the plies the path down to this node has cut by truncation (see _ab)
 W_CTL = W_TRUNC + MAX_PLY
 W_NNPOS = W_CTL + 16      # the network's per-ply positions (uci_checkers.search.nnue owns this region)
-WS_SIZE = W_NNPOS + nnue.POS_REGION
+W_ECACHE = W_NNPOS + nnue.POS_REGION   # the static-score cache (see _static)
+ECACHE_SIZE = 1 << 16     # entries (one word each: 512 KiB per thread, within a core's L2 cache)
+WS_SIZE = W_ECACHE + ECACHE_SIZE
 # control words
 C_NODES = W_CTL + 0
 C_NODELIM = W_CTL + 1     # stop when nodes reach this (a huge number when unlimited)
@@ -303,13 +309,31 @@ def _reward_quiet_cutoff(ws, ply, mv, k1, hbase, depth):
     ws[hbase + (mv & 63) * 64 + ((mv >> 6) & 63)] += depth * depth
 
 
+_ECACHE_CHECK = ~np.int64(0xFFFF)    # an entry keeps the key's bits 16-63; its slot is the bits 0-15
+
+
 @kernel
-def _static(black, white, kings, stm, ply, ws, ev, nn):
-    """The static score of the node at ``ply``: the network when there is one (``nn``, the thread's
-    weights and accumulators, not empty), else the pattern tables ``ev``."""
+def _static(black, white, kings, stm, key, ply, ws, ev, nn):
+    """The static score of the node at ``ply`` (Zobrist ``key``): the network when there is one (``nn``,
+    the thread's weights and accumulators, not empty), else the pattern tables ``ev``.
+
+    The thread's cache of static scores answers first: the same positions are evaluated again and again
+    (each iteration of the deepening, every re-search, the verified-pruning test and then the child
+    itself).  An entry is the key's upper 48 bits and the score + 32768; its slot is the key's lower 16
+    bits, so the whole key is checked.  The score depends on the position alone, so the cache changes
+    no search result, only the time (a false hit needs two positions with one 64-bit key).
+    """
+    slot = W_ECACHE + (key & (ECACHE_SIZE - 1))
+    entry = ws[slot]
+    if entry != 0 and (entry & _ECACHE_CHECK) == (key & _ECACHE_CHECK):
+        return (entry & 0xFFFF) - 32768
     if nn.shape[0] != 0:
-        return nnue.evaluate_at(ws, W_NNPOS, ply, stm, nn)
-    return evaluate(black, white, kings, stm, ev)
+        score = nnue.evaluate_at(ws, W_NNPOS, ply, stm, nn)
+    else:
+        score = evaluate(black, white, kings, stm, ev)
+    if -32768 <= score <= 32767:
+        ws[slot] = (key & _ECACHE_CHECK) | (score + 32768)
+    return score
 
 
 @kernel("int64(int64, int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:], int64[:], int64[:], "
@@ -355,11 +379,11 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
     threat = False
     if depth <= 0 and not capt:
         if depth <= -QS_THREAT or not mg.has_capture(black, white, kings, 1 - stm):
-            return _static(black, white, kings, stm, ply, ws, ev, nn)
+            return _static(black, white, kings, stm, key, ply, ws, ev, nn)
         # the opponent threatens a capture: the static score would miss it, look one move further
         threat = True
     if ply >= MAX_PLY - 2:
-        return _static(black, white, kings, stm, ply, ws, ev, nn)
+        return _static(black, white, kings, stm, key, ply, ws, ev, nn)
 
     pv_node = beta - alpha > 1
     quiet_window = not pv_node and not capt and not threat and beta < MATE_BOUND and beta > -MATE_BOUND
@@ -367,7 +391,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
     if quiet_window:
         # read by reverse futility (depth <= RFP_DEPTH) and truncation (depth >= TRUNC_MIN_DEPTH): the two
         # ranges cover every depth that reaches here (depth <= 0 returned above unless threatened)
-        se = _static(black, white, kings, stm, ply, ws, ev, nn)
+        se = _static(black, white, kings, stm, key, ply, ws, ev, nn)
     # reverse futility: a quiet position far above beta at low depth is a cut-off
     if RFP_DEPTH > 0 and quiet_window and depth <= RFP_DEPTH:
         if se - RFP_MARGIN * depth >= beta:
@@ -444,7 +468,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
             if nn.shape[0] != 0:
                 nnue.note_position(ws, W_NNPOS, ply + 1, b2, w2, k2b)
             if (not mg.has_capture(b2, w2, k2b, other)
-                    and -_static(b2, w2, k2b, other, ply + 1, ws, ev, nn) >= beta + VERIFY_MARGIN):
+                    and -_static(b2, w2, k2b, other, key2, ply + 1, ws, ev, nn) >= beta + VERIFY_MARGIN):
                 vd = new_depth - VERIFY_REDUCTION
                 if vd < 1:
                     vd = 1
@@ -642,6 +666,9 @@ class Searcher:
             self.ev = np.array(weights.table, dtype=np.int64)   # a private, writable copy for the kernels
             self.nn = nnue.no_network()
         self._helper_nn = [self.nn.copy() for _ in range(self.threads - 1)]   # own accumulators each
+        for ws in [getattr(self, "ws", None)] + self._helper_ws:
+            if ws is not None:
+                ws[W_ECACHE:W_ECACHE + ECACHE_SIZE] = 0     # the cached static scores were the old weights'
 
     def set_egdb(self, table: Optional[np.ndarray]) -> None:
         """Probe this endgame database table from now on (None: none).  A table caches decoded blocks in
