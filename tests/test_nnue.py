@@ -226,6 +226,22 @@ def test_search_with_a_network_is_reproducible_and_uses_it(tmp_path):
     assert (first.score, first.nodes) != (patterns.score, patterns.nodes)
 
 
+def quiet_leaf_roots(n: int, seed: int = 12, max_plies: int = 40):
+    """(position, children) of random positions whose children are all leaves of a depth-1 search: no
+    capture for either side there, and a legal move."""
+    for pos in random_positions(n, seed=seed, max_plies=max_plies):
+        children = [pos.play(m) for m in pos.legal_moves()]
+        if children and not any(c.is_capture_pending() or not c.has_legal_move()
+                                or Position(c.black, c.white, c.kings, 1 - c.turn).is_capture_pending()
+                                for c in children):
+            yield pos, children
+
+
+def best_network_reply(children, net, acc) -> int:
+    """The depth-1 score of the root: the best of minus the children's static network scores."""
+    return max(-int(N.evaluate_position(c.black, c.white, c.kings, c.turn, net, acc)) for c in children)
+
+
 def test_depth_one_search_scores_are_the_static_network_scores(tmp_path):
     """At depth 1 a root child where neither side can capture is a leaf: the search's score is the best
     of minus the children's evaluations (the lazy stack is refreshed at ply 1)."""
@@ -233,15 +249,9 @@ def test_depth_one_search_scores_are_the_static_network_scores(tmp_path):
     weights = W.save_network(tmp_path / "n.weights", net.astype(np.int32), {"test": True})
     acc = N.new_accumulators()
     checked = 0
-    for pos in random_positions(80, seed=12, max_plies=40):
-        children = [pos.play(m) for m in pos.legal_moves()]
-        if not children or any(c.is_capture_pending() or not c.has_legal_move()
-                               or Position(c.black, c.white, c.kings, 1 - c.turn).is_capture_pending()
-                               for c in children):
-            continue
+    for pos, children in quiet_leaf_roots(80):
         res = Searcher(1, weights).search(Game(pos), SearchLimits(depth=1), None, np.zeros(1, dtype=np.int64))
-        want = max(-int(N.evaluate_position(c.black, c.white, c.kings, c.turn, net, acc)) for c in children)
-        assert res.score == want, pos.fen()
+        assert res.score == best_network_reply(children, net, acc), pos.fen()
         checked += 1
     assert checked >= 10
 
@@ -299,17 +309,11 @@ def test_new_weights_forget_the_cached_static_scores(tmp_path):
     acc = N.new_accumulators()
     searcher = Searcher(1)
     checked = 0
-    for pos in random_positions(40, seed=12, max_plies=40):
-        children = [pos.play(m) for m in pos.legal_moves()]
-        if not children or any(c.is_capture_pending() or not c.has_legal_move()
-                               or Position(c.black, c.white, c.kings, 1 - c.turn).is_capture_pending()
-                               for c in children):
-            continue
+    for pos, children in quiet_leaf_roots(40):
         searcher.set_weights(W.default_weights())
         searcher.search(Game(pos), SearchLimits(depth=1), None, np.zeros(1, dtype=np.int64))
         searcher.set_weights(weights)
         res = searcher.search(Game(pos), SearchLimits(depth=1), None, np.zeros(1, dtype=np.int64))
-        want = max(-int(N.evaluate_position(c.black, c.white, c.kings, c.turn, net, acc)) for c in children)
-        assert res.score == want, pos.fen()
+        assert res.score == best_network_reply(children, net, acc), pos.fen()
         checked += 1
     assert checked >= 5
