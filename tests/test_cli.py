@@ -26,6 +26,31 @@ def test_an_interrupt_escaping_a_tool_is_one_line_and_exit_130(monkeypatch, caps
     assert capsys.readouterr().err == "uci-checkers bench: interrupted\n"
 
 
+def test_a_compiler_failure_after_a_swallowed_interrupt_is_the_interrupt(monkeypatch, capsys):
+    """Ctrl-C that lands inside numba's compiler is swallowed there and numba then fails with an error of
+    its own (seen: RuntimeError "no compiled object yet"): the user sees the interrupt, not a traceback.
+    The same error without an interrupt is a bug and still surfaces."""
+    class Tool:
+        @staticmethod
+        def main(argv):
+            interrupts.interrupt_event().set()      # what the signal handler records
+            raise RuntimeError("no compiled object yet for <Library '_push'>")
+
+    monkeypatch.setattr(cli, "_load", lambda name: Tool)
+    assert cli.main(["egdb"]) == 130
+    assert capsys.readouterr().err == "uci-checkers egdb: interrupted\n"
+    assert not interrupts.interrupted()            # the record ends with the tool
+
+    class Broken:
+        @staticmethod
+        def main(argv):
+            raise RuntimeError("a bug")
+
+    monkeypatch.setattr(cli, "_load", lambda name: Broken)
+    with pytest.raises(RuntimeError, match="a bug"):
+        cli.main(["egdb"])
+
+
 def test_sigterm_is_an_interrupt_inside_a_tool(monkeypatch):
     import signal
 

@@ -13,7 +13,7 @@ import importlib
 import sys
 from typing import Optional
 
-from .util.interrupts import EXIT_INTERRUPTED, exit_now, handle_interrupts
+from .util.interrupts import EXIT_INTERRUPTED, exit_now, handle_interrupts, interrupted
 # The protocol loops handle their own input and signals; the others are tools.
 _PROTOCOL_SUBCOMMANDS = ("engine", "hub", "cbengine")
 
@@ -73,7 +73,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         if name in _PROTOCOL_SUBCOMMANDS:
             return int(_load(name).main(args[1:]) or 0)
         with handle_interrupts():
-            code = int(_load(name).main(args[1:]) or 0)
+            try:
+                code = int(_load(name).main(args[1:]) or 0)
+            except Exception:
+                # an interrupt that landed inside numba's compiler is swallowed there (see util.interrupts),
+                # and numba then fails with an error of its own: that failure is the interrupt
+                if interrupted():
+                    raise KeyboardInterrupt from None
+                raise
     except WeightsError as exc:
         print(f"uci-checkers: {exc}", file=sys.stderr)
         return 2
