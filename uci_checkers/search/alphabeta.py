@@ -644,12 +644,12 @@ class Searcher:
         """``weights``: the evaluation weights (default: the package's; WeightsError if unusable)."""
         self.threads = 1
         self._helper_ws: list[np.ndarray] = []
+        self.ws = np.zeros(WS_SIZE, dtype=np.int64)
         self.set_weights(weights if weights is not None else default_weights())
         self.hash_mb = hash_mb
         self.tt = ttm.new_table(hash_mb)
         self._tt_unused = True           # not searched with since allocated: prefault() may write to it
         self._tt_mapped = False          # every page touched (prefault): clear() may zero in place
-        self.ws = np.zeros(WS_SIZE, dtype=np.int64)
         self.gen = 0
         self.egdb = egdb_empty_table()   # endgame databases (uci_checkers.egdb.probe table)
         self._helper_egdb: list[np.ndarray] = []
@@ -666,9 +666,8 @@ class Searcher:
             self.ev = np.array(weights.table, dtype=np.int64)   # a private, writable copy for the kernels
             self.nn = nnue.no_network()
         self._helper_nn = [self.nn.copy() for _ in range(self.threads - 1)]   # own accumulators each
-        for ws in [getattr(self, "ws", None)] + self._helper_ws:
-            if ws is not None:
-                ws[W_ECACHE:W_ECACHE + ECACHE_SIZE] = 0     # the cached static scores were the old weights'
+        for ws in [self.ws] + self._helper_ws:
+            ws[W_ECACHE:W_ECACHE + ECACHE_SIZE] = 0     # the cached static scores were the old weights'
 
     def set_egdb(self, table: Optional[np.ndarray]) -> None:
         """Probe this endgame database table from now on (None: none).  A table caches decoded blocks in
