@@ -24,12 +24,10 @@ finished chunks and exits 130).
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import signal
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional, TextIO
@@ -40,6 +38,7 @@ from ..util.atomicfile import atomic_output
 from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, ToolParser
 from ..util.interrupts import raise_if_interrupted
 from ..util.progress import Progress
+from ..util.workpool import run_in_processes
 from .dataset import DataError, load_shards
 from .selfplay import RESULT_DRAW, RESULT_LOSS, RESULT_WIN, SCORE_CLAMP, engine_identity
 
@@ -210,25 +209,12 @@ def relabel(inputs: list[Path], out_dir: Path, lo: int, hi: int, count: int, chu
             report()
             raise_if_interrupted()
     else:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures: set = set()
-            queue = list(todo)
-            try:
-                while queue or futures:
-                    while queue and len(futures) < jobs:
-                        c = queue.pop(0)
-                        futures.add(pool.submit(_label_chunk, config, c, part(c), str(out_dir), meta, os.getpid()))
-                    finished, futures = wait(futures, timeout=1.0, return_when=FIRST_COMPLETED)
-                    raise_if_interrupted()
-                    for fut in finished:
-                        _, n, p = fut.result()
-                        done, new, proven = done + n, new + n, proven + p
-                        report()
-            except BaseException:
-                for proc in list(getattr(pool, "_processes", {}).values()):
-                    proc.terminate()
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
+        def finished(outcome: tuple[int, int, int]) -> None:
+            nonlocal done, new, proven
+            done, new, proven = done + outcome[1], new + outcome[1], proven + outcome[2]
+            report()
+
+        run_in_processes(_label_chunk, [(config, c, part(c), str(out_dir), meta) for c in todo], jobs, finished)
     bar.close()
     return {"positions": total, "chunks": chunks, "new_positions": new, "new_proven": proven,
             "seconds": round(time.monotonic() - t0, 1), "out": str(out_dir)}

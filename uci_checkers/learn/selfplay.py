@@ -32,7 +32,6 @@ import signal
 import subprocess
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional, TextIO
@@ -43,8 +42,8 @@ from ..util.commandline import ToolParser
 from ..util.raycluster import RayConnectError, connect_ray
 from .elevenman import read_deck
 from ..util.atomicfile import atomic_output
-from ..util.interrupts import raise_if_interrupted
 from ..util.progress import Progress
+from ..util.workpool import run_in_processes
 
 SHARD_FORMAT = 1
 RESULT_LOSS, RESULT_DRAW, RESULT_WIN = 0, 1, 2     # stored from Black's view; 2 = Black won
@@ -283,28 +282,14 @@ def generate(out_dir: Path, games: int, config: SelfPlayConfig, jobs: int = 1, s
             positions += p
             _progress(done_games, shards * shard_size, positions, t0, bar)
     else:
-        import multiprocessing
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = set()
-            queue = list(todo)
-            try:
-                while queue or futures:
-                    while queue and len(futures) < 2 * jobs:
-                        futures.add(pool.submit(_play_shard, config, queue.pop(0), shard_size, str(out_dir),
-                                                os.getpid()))
-                    finished, futures = wait(futures, timeout=1.0, return_when=FIRST_COMPLETED)
-                    raise_if_interrupted()
-                    for fut in finished:
-                        _, g, p = fut.result()
-                        done_games += g
-                        positions += p
-                        _progress(done_games, shards * shard_size, positions, t0, bar)
-            except BaseException:
-                # an interrupt: finished shards are kept; the shards being played are abandoned
-                for proc in list(getattr(pool, "_processes", {}).values()):
-                    proc.terminate()
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
+        def finished(outcome: tuple[int, int, int]) -> None:
+            nonlocal done_games, positions
+            done_games += outcome[1]
+            positions += outcome[2]
+            _progress(done_games, shards * shard_size, positions, t0, bar)
+
+        run_in_processes(_play_shard, [(config, s, shard_size, str(out_dir)) for s in todo], jobs, finished,
+                         in_flight=2 * jobs)
     bar.close()
     return {"games": shards * shard_size, "new_positions": positions, "seconds": time.monotonic() - t0,
             "out": str(out_dir)}

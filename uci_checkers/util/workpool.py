@@ -1,0 +1,38 @@
+"""Independent work items run in a pool of spawned processes, with the package's interrupt rules.
+
+Each item is one call ``fn(*args, parent_pid)``: the worker checks that its parent still lives (a killed
+tool leaves no worker running on alone) and ignores SIGINT itself, so Ctrl-C reaches only the parent,
+which keeps every finished item (the callback has seen it), terminates the workers and re-raises.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from typing import Any, Callable, Iterable
+
+from .interrupts import raise_if_interrupted
+
+
+def run_in_processes(fn: Callable[..., Any], items: Iterable[tuple], jobs: int, on_result: Callable[[Any], None],
+                     in_flight: int = 0) -> None:
+    """Call ``fn(*item, os.getpid())`` for every item in ``jobs`` spawned processes, at most ``in_flight``
+    (default ``jobs``) submitted at once, and ``on_result`` with each return value as it comes."""
+    queue = list(items)
+    limit = in_flight or jobs
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures: set = set()
+        try:
+            while queue or futures:
+                while queue and len(futures) < limit:
+                    futures.add(pool.submit(fn, *queue.pop(0), os.getpid()))
+                finished, futures = wait(futures, timeout=1.0, return_when=FIRST_COMPLETED)
+                raise_if_interrupted()
+                for fut in finished:
+                    on_result(fut.result())
+        except BaseException:
+            # an interrupt or a failed item: finished items are kept, the running ones abandoned
+            for proc in list(getattr(pool, "_processes", {}).values()):
+                proc.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
