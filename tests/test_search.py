@@ -165,8 +165,39 @@ def test_searchmoves_respected(searcher):
     assert all(i.pv[0] in only for i in infos)
 
 
-def test_repetition_scores_draw(searcher):
-    # Black king shuttles; White king shuttles: a position repeated in the game history
+# three White kings against one Black king (a win for White); the kings shuttle, so that the position
+# after Black's 28-32 (White to move) occurs again: once before the root after CYCLE, twice after two
+CYCLE = ["27-32", "14-18", "32-28", "18-14", "28-32", "14-18", "32-28", "18-14"]
+
+
+def _shuttled(plies: int) -> tuple[Game, list]:
+    game = Game(Position.from_fen("B:WK14,K19,K22:BK27"))
+    for m in CYCLE[:plies]:
+        game.push_text(m)
+    return game, [game.position.parse_move("28-32")]
+
+
+def test_a_position_seen_once_before_the_root_is_not_a_draw(searcher):
+    """The rules' draw is the third occurrence: a loser who steps back into a position seen once before is
+    not saved (the winner steps aside), so the search must not score that move as a draw."""
+    game, into_repeat = _shuttled(4)
+    assert game.status().is_over is False
+    result, _ = run(searcher, game, depth=6, searchmoves=into_repeat)
+    assert result.score < -50
+
+
+def test_the_third_occurrence_is_a_draw(searcher):
+    game, into_repeat = _shuttled(8)
+    assert game.status().is_over is False
+    result, _ = run(searcher, game, depth=6, searchmoves=into_repeat)
+    assert result.score == 0
+    free, _ = run(searcher, game, depth=6)            # with every move: still lost for Black
+    assert free.score == 0 or free.best in into_repeat  # the draw is Black's best move
+
+
+def test_a_repetition_inside_the_search_is_a_draw(searcher):
+    """Two kings against one shuttling in the tree: a position met twice after the root scores as a draw
+    for the side that can repeat it, so a losing side's search finds the repetition line at 0."""
     game = Game(Position.from_fen("B:WK32,25:BK1,8"))
     for m in ["1-5", "32-27", "5-1", "27-32"]:
         game.push_text(m)

@@ -213,16 +213,22 @@ def _has_move(black, white, kings, stm):
 # pass that meets the recursive call), so every line moved out of it is typed once instead.
 @kernel
 def _repeats(ws, key, ply, qp):
-    """Record ``key`` at ``ply``; True when the same position (same side to move) occurred since the
-    last irreversible move (``qp`` plies ago): the node is a draw by repetition."""
+    """Record ``key`` at ``ply``; True when the node is a draw by repetition: the same position (same
+    side to move) occurred since the last irreversible move (``qp`` plies ago) inside this search
+    (the root or after it: the side that repeated can repeat again), or twice before the root
+    (this is its third occurrence, the rules' draw).  A position seen once before the root is not
+    a draw: the opponent may step aside, as a strong engine converting a won ending does."""
     kidx = ws[C_ROOTIDX] + ply
     ws[W_KEYS + kidx] = key
     if qp >= 4:
         lim = qp if qp < kidx else kidx
         i = 4
+        earlier = False
         while i <= lim:
             if ws[W_KEYS + kidx - i] == key:
-                return True
+                if i <= ply or earlier:     # i <= ply: the earlier one is the root or after it
+                    return True
+                earlier = True
             i += 2
     return False
 
