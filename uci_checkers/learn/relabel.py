@@ -86,18 +86,14 @@ class _Labeller:
     """One process's searcher with the databases (kept between chunks)."""
 
     def __init__(self, config: RelabelConfig) -> None:
-        from ..egdb.store import default_directory, load_directory
         from ..search.alphabeta import Searcher
         from ..search.weights import load_weights
         self.config = config
         self.searcher = Searcher(config.hash_mb, load_weights(config.weights) if config.weights else None)
-        directory = Path(config.egdb_dir) if config.egdb_dir else default_directory()
-        self.egdb_pieces = 0
-        if config.egdb_pieces > 0 and directory.is_dir():
-            db = load_directory(directory, config.egdb_pieces)
-            if db.pieces:
-                self.searcher.set_egdb(db.table)
-                self.egdb_pieces = db.pieces
+        db = load_databases(config)
+        self.egdb_pieces = db.pieces if db else 0
+        if db:
+            self.searcher.set_egdb(db.table)
         self.stop = np.zeros(1, dtype=np.int64)
 
     def exact(self, black: int, white: int, kings: int, stm: int) -> Optional[int]:
@@ -127,6 +123,16 @@ class _Labeller:
         if abs(score) > MATE_BOUND:
             return SCORE_CLAMP if score > 0 else -SCORE_CLAMP
         return max(-SCORE_CLAMP, min(SCORE_CLAMP, score))
+
+
+def load_databases(config: RelabelConfig):
+    """The configured databases (``egdb.store.LoadedDatabase``), or None when there are none."""
+    from ..egdb.store import default_directory, load_directory
+    directory = Path(config.egdb_dir) if config.egdb_dir else default_directory()
+    if config.egdb_pieces <= 0 or not directory.is_dir():
+        return None
+    db = load_directory(directory, config.egdb_pieces)
+    return db if db.pieces else None
 
 
 def new_result(score: int, stm: int, recorded: int, exact: Optional[int] = None) -> int:
@@ -264,6 +270,10 @@ def main(argv: Optional[list[str]] = None) -> int:
             ap.error(f"--weights: {exc}")
     config = RelabelConfig(nodes=args.nodes, egdb_dir=os.path.abspath(args.egdb_dir) if args.egdb_dir else "",
                            egdb_pieces=args.egdb_pieces, weights=weights)
+    db = load_databases(config)
+    print("uci-checkers relabel: " + (f"endgame databases up to {db.pieces} pieces" if db else
+          "no endgame databases found (uci-checkers egdb build --pieces 5): searching without them"),
+          file=sys.stderr)
     try:
         summary = relabel([Path(d) for d in args.data], out, lo, hi, args.positions, args.chunk, args.seed,
                           config, args.jobs)
