@@ -60,15 +60,15 @@ def _rows(directory: Path) -> dict[str, tuple[int, int]]:
 
 
 def test_choice_is_unique_in_range_and_fixed_by_the_seed(recorded):
-    a = R.choose_positions([recorded], 2, 4, 100, seed=1)
+    a, _ = R.choose_positions([recorded], 2, 4, 100, seed=1)
     assert a["black"].shape[0] == 6                 # ten pieces are out of range; copies are chosen once
     pieces = R.piece_counts(a["black"], a["white"])
     assert pieces.min() >= 2 and pieces.max() <= 4
-    again = R.choose_positions([recorded], 2, 4, 100, seed=1)
+    again, _ = R.choose_positions([recorded], 2, 4, 100, seed=1)
     assert all(np.array_equal(a[k], again[k]) for k in a)
-    orders = {tuple(R.choose_positions([recorded], 2, 4, 100, seed=s)["black"]) for s in range(1, 9)}
+    orders = {tuple(R.choose_positions([recorded], 2, 4, 100, seed=s)[0]["black"]) for s in range(1, 9)}
     assert len(orders) > 1                          # the seed orders the positions
-    assert R.choose_positions([recorded], 2, 4, 3, seed=1)["black"].shape[0] == 3
+    assert R.choose_positions([recorded], 2, 4, 3, seed=1)[0]["black"].shape[0] == 3
 
 
 def test_database_verdicts_replace_recorded_results_and_the_rest_stay(recorded, db3, tmp_path):

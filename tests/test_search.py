@@ -195,9 +195,28 @@ def test_the_third_occurrence_is_a_draw(searcher):
     assert free.score == 0 or free.best in into_repeat  # the draw is Black's best move
 
 
-def test_a_repetition_inside_the_search_is_a_draw(searcher):
-    """Two kings against one shuttling in the tree: a position met twice after the root scores as a draw
-    for the side that can repeat it, so a losing side's search finds the repetition line at 0."""
+@pytest.mark.parametrize("earlier, ply, qp, draw", [
+    ([2], 6, 6, True),             # met at ply 2 inside the search, again at ply 6: the side can repeat it
+    ([0], 4, 4, True),             # the root itself, met again at ply 4
+    ([-2], 2, 8, False),           # once before the root: this is its second occurrence
+    ([-2, -6], 2, 8, True),        # twice before the root: the third occurrence
+    ([-2, -6], 2, 4, False),       # ... but the older one lies before the last irreversible move
+    ([2], 6, 3, False),            # no repetition within fewer than 4 quiet plies
+])
+def test_the_repetition_rule_of_the_search(earlier, ply, qp, draw):
+    """``_repeats`` on a hand-made key stack: the root at index 40, the key met at the plies ``earlier``
+    (relative to the root; negative: the game's history)."""
+    from uci_checkers.search import alphabeta as AB
+    ws = np.zeros(AB.WS_SIZE, dtype=np.int64)
+    root, key = 40, 0x1234_5678_9ABC
+    ws[AB.C_ROOTIDX] = root
+    for p in earlier:
+        ws[AB.W_KEYS + root + p] = key
+    assert bool(AB._repeats(ws, np.int64(key), np.int64(ply), np.int64(qp))) is draw
+    assert ws[AB.W_KEYS + root + ply] == key          # the node's key is recorded for the plies below
+
+
+def test_a_game_with_repetitions_in_its_history_gets_a_move(searcher):
     game = Game(Position.from_fen("B:WK32,25:BK1,8"))
     for m in ["1-5", "32-27", "5-1", "27-32"]:
         game.push_text(m)

@@ -516,16 +516,28 @@ def code_to_distance(code: int) -> int | None:
     return None if code <= 0 else code - 1
 
 
+def outcome(code: int) -> int | None:
+    """The stored result from the side to move's view: 1 win, 0 draw, -1 loss (None: not in the database)."""
+    if code == NOT_FOUND:
+        return None
+    if code == 0:
+        return 0
+    if code >= WLD_LOSS:
+        return 1 if code == WLD_WIN else -1
+    return 1 if (code - 1) % 2 else -1       # the mover wins in an odd number of plies
+
+
 def describe(code: int) -> str:
     """``win in 7 plies``, ``loss in 4 plies``, ``draw`` (from the side to move's view)."""
-    if code == NOT_FOUND:
+    result = outcome(code)
+    if result is None:
         return "not in the database"
-    if code == 0:
+    if result == 0:
         return "draw"
+    word = "win" if result > 0 else "loss"
     if code >= WLD_LOSS:
-        return f"{'win' if code == WLD_WIN else 'loss'} (distance not stored)"
-    d = code - 1
-    return f"{'win' if d % 2 else 'loss'} in {d} plies"
+        return f"{word} (distance not stored)"
+    return f"{word} in {code - 1} plies"
 
 
 def probe_position(eg: np.ndarray, black: int, white: int, kings: int, stm: int) -> int:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -38,9 +37,9 @@ from ..util.atomicfile import atomic_output
 from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, ToolParser
 from ..util.interrupts import raise_if_interrupted
 from ..util.progress import Progress
-from ..util.workpool import run_in_processes
+from ..util.workpool import check_parent, enter_worker, run_in_processes
 from .dataset import DataError, load_shards
-from .selfplay import RESULT_DRAW, RESULT_LOSS, RESULT_WIN, SCORE_CLAMP, engine_identity
+from .selfplay import RESULT_DRAW, RESULT_LOSS, RESULT_WIN, SCORE_CLAMP, clamp_score, engine_identity
 
 RELABEL_FORMAT = 1
 GAME_STRIDE = 10**7          # output game number = input source index * GAME_STRIDE + input game number
@@ -59,12 +58,13 @@ class RelabelConfig:
 
 
 def piece_counts(black: np.ndarray, white: np.ndarray) -> np.ndarray:
-    occ = (black | white).astype(np.uint64)
-    return np.array([int(x).bit_count() for x in occ], dtype=np.int64)
+    return np.bitwise_count((black | white).astype(np.uint64)).astype(np.int64)
 
 
-def choose_positions(inputs: list[Path], lo: int, hi: int, count: int, seed: int) -> dict[str, np.ndarray]:
-    """The positions a run relabels, in order: unique quiet positions with ``lo..hi`` pieces, seeded order."""
+def choose_positions(inputs: list[Path], lo: int, hi: int, count: int, seed: int
+                     ) -> tuple[dict[str, np.ndarray], list[dict]]:
+    """The positions a run relabels, in order (unique quiet positions with ``lo..hi`` pieces, seeded order),
+    and the input shards they were chosen from (files and digests)."""
     data = load_shards(inputs)
     pieces = piece_counts(data.black, data.white)
     keep = np.where((pieces >= lo) & (pieces <= hi))[0]
@@ -78,8 +78,7 @@ def choose_positions(inputs: list[Path], lo: int, hi: int, count: int, seed: int
     # results in the data set are the side to move's; shards store Black's view
     result = np.where(data.stm[rows] == 0, data.result[rows], 2 - data.result[rows])
     return {"black": data.black[rows], "white": data.white[rows], "kings": data.kings[rows],
-            "stm": data.stm[rows], "result": result, "game": source * GAME_STRIDE + game,
-            "sources": np.frombuffer(json.dumps(data.sources).encode(), dtype=np.uint8)}
+            "stm": data.stm[rows], "result": result, "game": source * GAME_STRIDE + game}, data.sources
 
 
 class _Labeller:
@@ -98,31 +97,21 @@ class _Labeller:
 
     def exact(self, black: int, white: int, kings: int, stm: int) -> Optional[int]:
         """The databases' verdict on the position, side to move's view (1 win, 0 draw, -1 loss), or None."""
-        from ..egdb.probe import NOT_FOUND, WLD_LOSS, WLD_WIN, probe_position
+        from ..egdb.probe import outcome, probe_position
         if not self.egdb_pieces or (black | white).bit_count() > self.egdb_pieces:
             return None
-        code = probe_position(self.searcher.egdb, black, white, kings, stm)
-        if code == NOT_FOUND:
-            return None
-        if code == 0:
-            return 0
-        if code >= WLD_LOSS:
-            return 1 if code == WLD_WIN else -1
-        return 1 if (code - 1) % 2 == 1 else -1     # a win in an odd number of plies is the mover's
+        return outcome(probe_position(self.searcher.egdb, black, white, kings, stm))
 
     def label(self, black: int, white: int, kings: int, stm: int) -> int:
         """The new search score of one position (side to move, clamped to +-SCORE_CLAMP)."""
         from ..rules.position import Game, Position
-        from ..search.alphabeta import MATE_BOUND, SearchLimits
+        from ..search.alphabeta import SearchLimits
         self.searcher.clear()
         result = self.searcher.search(Game(Position(black, white, kings, stm)),
                                       SearchLimits(nodes=self.config.nodes), None, self.stop)
-        score = int(result.score)
         if result.best is None:        # no legal move: lost
             return -SCORE_CLAMP
-        if abs(score) > MATE_BOUND:
-            return SCORE_CLAMP if score > 0 else -SCORE_CLAMP
-        return max(-SCORE_CLAMP, min(SCORE_CLAMP, score))
+        return clamp_score(int(result.score))
 
 
 def load_databases(config: RelabelConfig):
@@ -156,18 +145,18 @@ def _label_chunk(config: RelabelConfig, chunk: int, arrays: dict[str, np.ndarray
     global _WORKER
     if _WORKER is None or _WORKER.config != config:
         _WORKER = _Labeller(config)
-    if parent is not None:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent decides what an interrupt means
+    enter_worker(parent)
     n = arrays["black"].shape[0]
     score = np.zeros(n, dtype=np.int64)
     result = np.array(arrays["result"], dtype=np.int64)
     proven = 0
     for i in range(n):
-        if parent is not None and i % 64 == 0 and os.getppid() != parent:
-            raise RuntimeError(f"relabel worker {os.getpid()}: parent {parent} is gone")
+        if i % 64 == 0:
+            check_parent(parent, "relabel")
         b, w, k, stm = (int(arrays[c][i]) for c in ("black", "white", "kings", "stm"))
-        score[i] = _WORKER.label(b, w, k, stm)
         exact = _WORKER.exact(b, w, k, stm)
+        # a position the databases hold needs no search: its score is the verdict's
+        score[i] = SCORE_CLAMP * exact if exact is not None else _WORKER.label(b, w, k, stm)
         proven += exact is not None or abs(int(score[i])) >= DECISIVE
         result[i] = new_result(int(score[i]), stm, int(result[i]), exact)
     out = {k: np.asarray(arrays[k], dtype=np.int64) for k in ("black", "white", "kings", "stm", "game")}
@@ -187,10 +176,10 @@ def chunk_path(out_dir: Path, chunk: int) -> Path:
 def relabel(inputs: list[Path], out_dir: Path, lo: int, hi: int, count: int, chunk: int, seed: int,
             config: RelabelConfig, jobs: int = 1, progress: Optional[TextIO] = sys.stderr) -> dict:
     """Relabel the chosen positions into ``out_dir`` (skipping finished chunks); returns a summary."""
-    chosen = choose_positions(inputs, lo, hi, count, seed)
+    chosen, sources = choose_positions(inputs, lo, hi, count, seed)
     total = int(chosen["black"].shape[0])
     meta = {"format": RELABEL_FORMAT, "config": asdict(config), "pieces": [lo, hi], "seed": seed,
-            "chunk_size": chunk, "inputs": json.loads(chosen["sources"].tobytes()),
+            "chunk_size": chunk, "inputs": sources,
             "engine": engine_identity(config.weights)}
     out_dir.mkdir(parents=True, exist_ok=True)
     chunks = (total + chunk - 1) // chunk
@@ -204,22 +193,20 @@ def relabel(inputs: list[Path], out_dir: Path, lo: int, hi: int, count: int, chu
         rate = new / max(1e-9, time.monotonic() - t0)
         bar.update(f"{done}/{total} positions {rate:.1f} positions/s {proven} proven", done / max(1, total))
 
+    def finished(outcome: tuple[int, int, int]) -> None:
+        nonlocal done, new, proven
+        done, new, proven = done + outcome[1], new + outcome[1], proven + outcome[2]
+        report()
+
     def part(c: int) -> dict[str, np.ndarray]:
-        return {k: v[c * chunk:(c + 1) * chunk] for k, v in chosen.items() if k != "sources"}
+        return {k: v[c * chunk:(c + 1) * chunk] for k, v in chosen.items()}
 
     report()
     if jobs <= 1:
         for c in todo:
-            _, n, p = _label_chunk(config, c, part(c), str(out_dir), meta)
-            done, new, proven = done + n, new + n, proven + p
-            report()
+            finished(_label_chunk(config, c, part(c), str(out_dir), meta))
             raise_if_interrupted()
     else:
-        def finished(outcome: tuple[int, int, int]) -> None:
-            nonlocal done, new, proven
-            done, new, proven = done + outcome[1], new + outcome[1], proven + outcome[2]
-            report()
-
         run_in_processes(_label_chunk, [(config, c, part(c), str(out_dir), meta) for c in todo], jobs, finished)
     bar.close()
     return {"positions": total, "chunks": chunks, "new_positions": new, "new_proven": proven,

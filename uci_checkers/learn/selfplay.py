@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -43,7 +42,7 @@ from ..util.raycluster import RayConnectError, connect_ray
 from .elevenman import read_deck
 from ..util.atomicfile import atomic_output
 from ..util.progress import Progress
-from ..util.workpool import run_in_processes
+from ..util.workpool import check_parent, enter_worker, run_in_processes
 
 SHARD_FORMAT = 1
 RESULT_LOSS, RESULT_DRAW, RESULT_WIN = 0, 1, 2     # stored from Black's view; 2 = Black won
@@ -127,7 +126,7 @@ class _Player:
 
     def play(self, index: int) -> GameRecord:
         from ..rules.position import GameStatus
-        from ..search.alphabeta import MATE_BOUND, SearchLimits
+        from ..search.alphabeta import SearchLimits
         cfg = self.config
         game = opening_for(cfg.seed, index, cfg.no_progress_plies)
         self.searcher.clear()
@@ -142,14 +141,12 @@ class _Player:
             if result.best is None:
                 break
             if not pos.is_capture_pending():
-                score = int(result.score)
-                if abs(score) > MATE_BOUND:
-                    score = SCORE_CLAMP if score > 0 else -SCORE_CLAMP
+                score = clamp_score(int(result.score))
                 rec.black.append(pos.black)
                 rec.white.append(pos.white)
                 rec.kings.append(pos.kings)
                 rec.stm.append(pos.turn)
-                rec.score.append(max(-SCORE_CLAMP, min(SCORE_CLAMP, score)))
+                rec.score.append(score)
                 rec.ply.append(len(game.moves))
             game.push(result.best)
             status = game.status()
@@ -163,11 +160,15 @@ class _Player:
         return rec
 
 
+def clamp_score(score: int) -> int:
+    """A search score as shards store it: mates as +-SCORE_CLAMP, everything within +-SCORE_CLAMP."""
+    from ..search.alphabeta import MATE_BOUND
+    if abs(score) > MATE_BOUND:
+        return SCORE_CLAMP if score > 0 else -SCORE_CLAMP
+    return max(-SCORE_CLAMP, min(SCORE_CLAMP, score))
+
+
 _WORKER: Optional[_Player] = None
-
-
-class ParentGone(RuntimeError):
-    """The process that handed out a shard has died: its worker stops instead of playing on alone."""
 
 
 def _play_shard(config: SelfPlayConfig, shard: int, shard_size: int, out_dir: str,
@@ -179,12 +180,10 @@ def _play_shard(config: SelfPlayConfig, shard: int, shard_size: int, out_dir: st
     global _WORKER
     if _WORKER is None or _WORKER.config != config:
         _WORKER = _Player(config)
-    if parent is not None:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent decides what an interrupt means
+    enter_worker(parent)
     games = []
     for i in range(shard * shard_size, (shard + 1) * shard_size):
-        if parent is not None and os.getppid() != parent:
-            raise ParentGone(f"selfplay worker {os.getpid()}: parent {parent} is gone")
+        check_parent(parent, "selfplay")
         games.append(_WORKER.play(i))
     positions = write_shard(Path(out_dir), shard, shard_size, config, games)
     return shard, len(games), positions

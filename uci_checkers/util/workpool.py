@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Optional
 
 from .interrupts import raise_if_interrupted
 
@@ -36,3 +37,20 @@ def run_in_processes(fn: Callable[..., Any], items: Iterable[tuple], jobs: int, 
                 proc.terminate()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+class ParentGone(RuntimeError):
+    """The process that handed out a work item has died: its worker stops instead of working on alone."""
+
+
+def enter_worker(parent: Optional[int]) -> None:
+    """Called by a work item as it starts: in a pool worker (``parent`` given) Ctrl-C is the parent's to
+    decide on, so the worker ignores SIGINT; in-process (None) nothing changes."""
+    if parent is not None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def check_parent(parent: Optional[int], what: str) -> None:
+    """Raise ParentGone when ``parent`` (a pool worker's parent pid; None in-process) has died."""
+    if parent is not None and os.getppid() != parent:
+        raise ParentGone(f"{what} worker {os.getpid()}: parent {parent} is gone")
