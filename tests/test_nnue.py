@@ -187,6 +187,10 @@ def test_network_file_round_trip_and_refusals(tmp_path):
     big[N.O_BUCKETS + N.B_W2:N.O_BUCKETS + N.B_W2 + 2 * N.H] = 600   # 127 * 256 * 600 > 2^24: inexact
     with pytest.raises(ValueError, match="exact"):
         W.save_network(tmp_path / "big.weights", big, {})
+    big = net.copy()
+    big[N.O_BUCKETS + N.B_WO:N.O_BUCKETS + N.B_BO] = 5000   # output sum 127 * 32 * 5000 > 2^24: inexact
+    with pytest.raises(ValueError, match="output weights"):
+        W.save_network(tmp_path / "big.weights", big, {})
 
 
 def test_the_layout_name_describes_the_network_sizes():
