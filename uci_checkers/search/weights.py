@@ -2,7 +2,7 @@
 
 The package ships two files: ``uci_checkers/data/eval.weights``, the pattern tables written
 by ``uci-checkers train`` and loaded once per process (:func:`default_weights`), and
-``eval-n1.weights``, a network written by ``uci-checkers train-net`` (:func:`network_path`).
+``eval-n4.weights``, a network written by ``uci-checkers train-net`` (:func:`network_path`).
 The engine's ``EvalFile`` option and the tools' ``--weights`` load either, or another file
 (:func:`load_weights`).  A missing, truncated, corrupt or mismatched file raises
 :class:`WeightsError` with one clear sentence; there is no silent fallback to other weights.
@@ -48,7 +48,7 @@ from .layouts import NETWORK_LAYOUT, PATTERN_LAYOUT
 MAGIC = b"UCKWEIGHTS\n"
 FORMAT_VERSION = 1
 DEFAULT_NAME = "eval.weights"          # the pattern tables (w5): the default evaluation
-NETWORK_NAME = "eval-n1.weights"       # the network (n1): selectable, not the default (see the README)
+NETWORK_NAME = "eval-n4.weights"       # the network (n4): selectable, not the default (see the README)
 KIND_PATTERN = "pattern"
 KIND_NETWORK = "network"
 
