@@ -9,7 +9,7 @@ from uci_checkers.tools import bench
 from uci_checkers.rules.position import Position
 
 SIGNATURE_DEPTH = 5
-SIGNATURE = 47142   # learned evaluation, weights w5 (king-aware windows, material counts); verified pruning; truncation
+SIGNATURE = 47842   # the network n4 (default); verified pruning; truncation
 
 
 def test_positions_valid_and_enough():
@@ -51,14 +51,11 @@ def test_bad_hash_is_refused(capsys):
     assert exc.value.code == 2
 
 
-def test_network_evaluation_signature(monkeypatch):
-    """The shipped network (selectable, not the default) has its own fingerprint."""
-    from uci_checkers.search import alphabeta
+def test_pattern_evaluation_signature():
+    """The shipped pattern tables (selectable, not the default) have their own fingerprint."""
     from uci_checkers.search import weights as W
-    network = W.load_weights(W.network_path())
-    monkeypatch.setattr(alphabeta, "default_weights", lambda: network)
-    nodes, _ = bench.run_bench(SIGNATURE_DEPTH)
-    assert nodes == 47842          # n4 (n1 was 43,769)
+    nodes, _ = bench.run_bench(SIGNATURE_DEPTH, weights=W.pattern_weights())
+    assert nodes == 47142          # w5 (king-aware windows, material counts)
 
 
 def test_interrupt_reports_the_totals_of_the_finished_positions():

@@ -46,13 +46,13 @@ def _side_to_move_score(sess: Session) -> int:
 
 def test_the_header_layout_names_the_evaluation():
     assert W.PATTERN_LAYOUT == E.FEATURE_LAYOUT and W.EVALUATIONS[E.FEATURE_LAYOUT] == "pattern"
-    assert W.default_weights().kind == "pattern"
+    assert W.default_weights().kind == "network" and W.pattern_weights().kind == "pattern"
     assert DEFAULT_EVAL_FILE == str(W.default_path())
 
 
 def test_read_weights_checks_a_file_without_loading_numba(tmp_path):
-    code = ("import sys; from uci_checkers.search.weights import WeightsError, default_path, read_weights\n"
-            "w = read_weights(default_path()); assert w.kind == 'pattern'\n"
+    code = ("import sys; from uci_checkers.search.weights import WeightsError, pattern_path, read_weights\n"
+            "w = read_weights(pattern_path()); assert w.kind == 'pattern'\n"
             f"try:\n    read_weights({str(_foreign(tmp_path / 'f.weights'))!r})\n"
             "except WeightsError as exc:\n    print(exc)\n"
             "assert 'numba' not in sys.modules, 'read_weights loaded numba'\n")
@@ -180,7 +180,8 @@ def test_train_never_writes_over_a_file_unless_told(tmp_path, capsys):
     assert train.DEFAULT_OUT == "trained.weights"
     taken = tmp_path / "taken.weights"
     taken.write_bytes(b"keep me")
-    for out, needle in ((str(taken), "exists"), (str(W.default_path()), "the shipped weights")):
+    for out, needle in ((str(taken), "exists"), (str(W.default_path()), "the shipped weights"),
+                        (str(W.pattern_path()), "the shipped weights")):
         with pytest.raises(SystemExit) as exc:
             train.main(["--data", str(tmp_path / "no-data"), "--out", out])
         err = capsys.readouterr().err

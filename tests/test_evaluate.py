@@ -10,7 +10,7 @@ import pytest
 from uci_checkers.search import evaluate as E
 from uci_checkers.rules.bitboard import bits_to_squares, squares_to_bits
 from uci_checkers.rules.position import Position
-from uci_checkers.search.weights import default_weights
+from uci_checkers.search.weights import pattern_weights
 
 
 def mirror(pos: Position) -> Position:
@@ -159,7 +159,7 @@ def test_kernel_sums_the_features_with_random_weights():
 
 def test_colour_symmetry_with_any_weights():
     rng = np.random.default_rng(3)
-    for ev in (default_weights().table, rng.integers(-5000, 5000, size=2 * E.NF).astype(np.int64)):
+    for ev in (pattern_weights().table, rng.integers(-5000, 5000, size=2 * E.NF).astype(np.int64)):
         for pos in random_positions(200, seed=2):
             m = mirror(pos)
             assert E.evaluate(pos.black, pos.white, pos.kings, pos.turn, ev) == \
@@ -167,7 +167,7 @@ def test_colour_symmetry_with_any_weights():
 
 
 def test_terms_sum_to_total_and_match_kernel():
-    ev = default_weights().table
+    ev = pattern_weights().table
     for pos in random_positions(60):
         terms = E.evaluation_terms(pos, ev)
         assert sum(terms[name] for name in E.TERM_NAMES) == terms["total"]
@@ -184,5 +184,5 @@ def test_terms_sum_to_total_and_match_kernel():
 def test_package_weights_know_material(fen, better):
     """The shipped weights give the side a piece up the better score (Black's view)."""
     pos = Position.from_fen(fen)
-    ev = default_weights().table
+    ev = pattern_weights().table
     assert E.evaluation_terms(pos, ev)["total"] > 50 if better == "B" else E.evaluation_terms(pos, ev)["total"] < -50

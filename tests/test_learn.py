@@ -126,14 +126,14 @@ def test_train_cli_end_to_end(shards, tmp_path):
 
 
 def test_train_writes_a_new_file_by_default_and_never_the_shipped_weights(shards, tmp_path):
-    # issue 20 item 13: without --out, train wrote over uci_checkers/data/eval.weights
-    shipped = W.default_path().read_bytes()
+    # issue 20 item 13: without --out, train wrote over the shipped pattern tables
+    shipped = W.pattern_path().read_bytes()
     cmd = [sys.executable, "-m", "uci_checkers", "train", "--data", str(shards), "--epochs", "1", "--batch", "512"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert W.load_weights(tmp_path / "trained.weights").checksum == json.loads(proc.stdout)["checksum"]
-    assert W.default_path().read_bytes() == shipped
+    assert W.pattern_path().read_bytes() == shipped
     again = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 2 and "exists" in again.stderr and len(again.stderr.strip().splitlines()) == 1
     assert subprocess.run(cmd + ["--overwrite"], cwd=tmp_path, env=env, capture_output=True, text=True,
@@ -158,7 +158,7 @@ def test_pdn_positions_for_validation(tmp_path):
 
 # --- the weights file ------------------------------------------------------------------------
 def test_package_weights_load_and_carry_provenance():
-    w = W.default_weights()
+    w = W.pattern_weights()
     assert w.table.shape == (2 * E.NF,) and w.table.dtype == np.int64
     assert len(w.checksum) == 64
     prov = w.header["provenance"]
@@ -167,7 +167,7 @@ def test_package_weights_load_and_carry_provenance():
 
 def _copy_default(tmp_path) -> Path:
     p = tmp_path / "w.weights"
-    p.write_bytes(W.default_path().read_bytes())
+    p.write_bytes(W.pattern_path().read_bytes())
     return p
 
 
@@ -178,7 +178,7 @@ def test_corrupt_truncated_missing_and_foreign_files_are_refused(tmp_path):
     p.write_bytes(bytes(data))
     with pytest.raises(W.WeightsError, match="checksum"):
         W.load_weights(p)
-    p.write_bytes(W.default_path().read_bytes()[:1000])
+    p.write_bytes(W.pattern_path().read_bytes()[:1000])
     with pytest.raises(W.WeightsError):
         W.load_weights(p)
     with pytest.raises(W.WeightsError, match="missing"):
@@ -201,7 +201,7 @@ def test_engine_refuses_to_start_without_its_weights(tmp_path):
     import shutil
     pkg = tmp_path / "uci_checkers"
     shutil.copytree(REPO / "uci_checkers", pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    (pkg / "data" / "eval.weights").write_bytes(b"UCKWEIGHTS\n" + b"\0" * 100)
+    (pkg / "data" / W.DEFAULT_NAME).write_bytes(b"UCKWEIGHTS\n" + b"\0" * 100)
     proc = subprocess.run([sys.executable, "-m", "uci_checkers"], cwd=tmp_path, input="uci\n",
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stdout == ""

@@ -200,8 +200,8 @@ def test_the_layout_name_describes_the_network_sizes():
 
 
 def test_the_shipped_files_and_their_kinds():
-    assert W.default_weights().kind == W.KIND_PATTERN
-    net = W.load_weights(W.network_path())
+    assert W.pattern_weights().kind == W.KIND_PATTERN
+    net = W.default_weights()
     assert net.kind == W.KIND_NETWORK and len(net.checksum) == 64
     prov = net.header["provenance"]
     assert prov["trainer"] == "uci_checkers.learn.train_net" and "data_digest" in prov and "config" in prov
@@ -215,7 +215,7 @@ def test_the_shipped_files_and_their_kinds():
 ])
 def test_the_shipped_network_knows_material(fen):
     """The shipped network gives Black, a piece up, the better score (Black's view)."""
-    assert N.evaluation_terms(Position.from_fen(fen), W.load_weights(W.network_path()).table)["total"] > 50
+    assert N.evaluation_terms(Position.from_fen(fen), W.default_weights().table)["total"] > 50
 
 
 # --- the search with a network ------------------------------------------------------------------
@@ -226,7 +226,7 @@ def test_search_with_a_network_is_reproducible_and_uses_it(tmp_path):
     first = Searcher(1, weights).search(game, SearchLimits(depth=7), None, stop)
     again = Searcher(1, weights).search(game, SearchLimits(depth=7), None, stop)
     assert (first.best, first.score, first.nodes) == (again.best, again.score, again.nodes)
-    patterns = Searcher(1).search(game, SearchLimits(depth=7), None, stop)
+    patterns = Searcher(1, W.pattern_weights()).search(game, SearchLimits(depth=7), None, stop)
     assert (first.score, first.nodes) != (patterns.score, patterns.nodes)
 
 
@@ -283,7 +283,7 @@ def test_static_score_cache_answers_with_the_evaluation(tmp_path):
     from uci_checkers.search import alphabeta as A
     from uci_checkers.search.evaluate import evaluate
     net = N.kernel_net(random_net(seed=4))
-    tables = np.array(W.default_weights().table, dtype=np.int64)
+    tables = np.array(W.pattern_weights().table, dtype=np.int64)
     positions = random_positions(60, seed=21, max_plies=60)
     for network in (False, True):
         ws = np.zeros(WS_SIZE, dtype=np.int64)
@@ -311,10 +311,10 @@ def test_new_weights_forget_the_cached_static_scores(tmp_path):
     net = N.kernel_net(random_net(seed=2))
     weights = W.save_network(tmp_path / "n.weights", net.astype(np.int32), {"test": True})
     acc = N.new_accumulators()
-    searcher = Searcher(1)
+    searcher = Searcher(1, W.pattern_weights())
     checked = 0
     for pos, children in quiet_leaf_roots(40):
-        searcher.set_weights(W.default_weights())
+        searcher.set_weights(W.pattern_weights())
         searcher.search(Game(pos), SearchLimits(depth=1), None, np.zeros(1, dtype=np.int64))
         searcher.set_weights(weights)
         res = searcher.search(Game(pos), SearchLimits(depth=1), None, np.zeros(1, dtype=np.int64))

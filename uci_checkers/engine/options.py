@@ -16,7 +16,7 @@ from .timeman import DEFAULT_MOVE_OVERHEAD_MS
 BOOK_MAX_VARIETY = 1000
 EGDB_MAX_PIECES = 8             # uci_checkers.egdb.build.MAX_BUILD_PIECES (not imported: it loads numpy)
 # search.weights.default_path(), the shipped weights (not imported: it loads numpy)
-DEFAULT_EVAL_FILE = str(resources.files("uci_checkers").joinpath("data", "eval.weights"))
+DEFAULT_EVAL_FILE = str(resources.files("uci_checkers").joinpath("data", "eval-n4.weights"))
 _ASCII_INT = re.compile(r"[+-]?[0-9]+")
 
 

@@ -16,8 +16,9 @@ which the package makes itself by this rule (``seed`` 1 gives the shipped
    search scores the position within ``BALANCE`` centi-men of even.  A position
    reached twice is kept once (the first time).
 
-The searches are fixed-depth from cleared tables, so the deck depends only on
-the seed, the search and the evaluation weights.  ``python -m
+The searches are fixed-depth from cleared tables with the package's pattern tables
+(w5, ``eval-w5.weights``: fast, and the deck stays put when the default network
+changes), so the deck depends only on the seed, the search and those weights.  ``python -m
 uci_checkers.learn.elevenman`` writes it (1,152 lines of play, 417 starts kept;
 23 s of CPU); ``tests/test_elevenman.py`` makes the starts of the first four
 removals again and compares them with the file's first lines, and compares the
@@ -60,7 +61,8 @@ def removal_fen(black_square: int, white_square: int) -> str:
 class _Generator:
     def __init__(self) -> None:
         from ..search.alphabeta import Searcher
-        self.searcher = Searcher(HASH_MB)
+        from ..search.weights import pattern_weights
+        self.searcher = Searcher(HASH_MB, pattern_weights())
         self.stop = np.zeros(1, dtype=np.int64)
 
     def scored_moves(self, game) -> list[tuple[int, object]]:
@@ -119,12 +121,12 @@ def generate(seed: int = SEED, pairs: Optional[list[tuple[int, int]]] = None) ->
 
 
 def header(seed: int) -> list[str]:
-    from ..search.weights import default_weights
+    from ..search.weights import pattern_weights
     return [f"# Eleven-man starts made by uci_checkers.learn.elevenman (seed {seed}): one Black and one White man",
             f"# taken from the start, {PLIES} plies of the engine's play (a move within {MARGIN} centi-men of the best",
             f"# at depth {PLAY_DEPTH}, drawn from the seed), kept when 11 v 11, no capture pending and a depth-"
             f"{BALANCE_DEPTH} search",
-            f"# scores it within {BALANCE} centi-men; evaluation weights {default_weights().checksum[:16]}.",
+            f"# scores it within {BALANCE} centi-men; evaluation weights {pattern_weights().checksum[:16]}.",
             "# Write it again: python -m uci_checkers.learn.elevenman"]
 
 

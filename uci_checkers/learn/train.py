@@ -20,7 +20,7 @@ Reproducible: the same data (their digests are recorded), seed and flags give
 the same weights file.
 
 Output: a new file, ``--out`` (default ``trained.weights``); an existing file,
-the shipped ``uci_checkers/data/eval.weights`` included, is replaced only with
+the shipped ``uci_checkers/data/eval-w5.weights`` included, is replaced only with
 ``--overwrite``.  The engine plays with it through ``setoption name EvalFile
 value FILE`` (``match --engine ... option.EvalFile=FILE``), the tools through
 ``--weights FILE``.
@@ -191,7 +191,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="a shard directory or file from `uci-checkers selfplay` (repeatable)")
     ap.add_argument("--out", default=DEFAULT_OUT,
                     help=f"weights file to write, a new one (default {DEFAULT_OUT} in the current directory); "
-                         "use it with EvalFile or --weights, and copy it over uci_checkers/data/eval.weights "
+                         "use it with EvalFile or --weights, and copy it over uci_checkers/data/eval-w5.weights "
                          "to ship it")
     ap.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     ap.add_argument("--epochs", type=int, default=12)
@@ -216,7 +216,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     except ValueError as exc:
         ap.error(str(exc))
     if out.exists() and not args.overwrite:     # checked before the work: never replaced by default
-        shipped = " (the shipped weights)" if out.resolve() == wmod.default_path().resolve() else ""
+        shipped_files = (wmod.default_path().resolve(), wmod.pattern_path().resolve())
+        shipped = " (the shipped weights)" if out.resolve() in shipped_files else ""
         ap.error(f"--out {out} exists{shipped}: give another file, or --overwrite to replace it")
     try:
         data = load_shards([Path(p) for p in args.data], args.limit)

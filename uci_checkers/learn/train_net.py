@@ -249,7 +249,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap = ToolParser(prog="uci-checkers train-net", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", action="append", required=True,
                     help="a shard directory or file from `uci-checkers selfplay` (repeatable; oldest first)")
-    ap.add_argument("--out", required=True, help="network weights file to write")
+    ap.add_argument("--out", required=True, help="network weights file to write, a new one (copy it over "
+                                                 "uci_checkers/data/eval-n4.weights to ship it)")
+    ap.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     d = NetConfig()
     ap.add_argument("--epochs", type=int, default=d.epochs)
     ap.add_argument("--batch", type=int, default=d.batch)
@@ -272,6 +274,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     out = Path(args.out)
     if out.is_dir():
         ap.error(f"--out {out} is a directory")
+    if out.exists() and not args.overwrite:     # checked before the work: never replaced by default
+        shipped = " (the shipped weights)" if out.resolve() in (wmod.default_path().resolve(),
+                                                                wmod.pattern_path().resolve()) else ""
+        ap.error(f"--out {out} exists{shipped}: give another file, or --overwrite to replace it")
     try:
         _torch()
         data = load_shards([Path(p) for p in args.data], args.limit)

@@ -1,8 +1,9 @@
 """Evaluation weights files: the versioned, checksummed data the evaluation kernels sum.
 
-The package ships two files: ``uci_checkers/data/eval.weights``, the pattern tables written
-by ``uci-checkers train`` and loaded once per process (:func:`default_weights`), and
-``eval-n4.weights``, a network written by ``uci-checkers train-net`` (:func:`network_path`).
+The package ships two files: ``uci_checkers/data/eval-n4.weights``, the network written by
+``uci-checkers train-net``: the default evaluation, loaded once per process (:func:`default_weights`);
+and ``eval-w5.weights``, the pattern tables written by ``uci-checkers train`` (:func:`pattern_path`,
+:func:`pattern_weights`), which the eleven-man deck is made with and any user may select.
 The engine's ``EvalFile`` option and the tools' ``--weights`` load either, or another file
 (:func:`load_weights`).  A missing, truncated, corrupt or mismatched file raises
 :class:`WeightsError` with one clear sentence; there is no silent fallback to other weights.
@@ -47,8 +48,8 @@ from .layouts import NETWORK_LAYOUT, PATTERN_LAYOUT
 
 MAGIC = b"UCKWEIGHTS\n"
 FORMAT_VERSION = 1
-DEFAULT_NAME = "eval.weights"          # the pattern tables (w5): the default evaluation
-NETWORK_NAME = "eval-n4.weights"       # the network (n4): selectable, not the default (see the README)
+DEFAULT_NAME = "eval-n4.weights"       # the network (n4): the default evaluation
+PATTERN_NAME = "eval-w5.weights"       # the pattern tables (w5): selectable, and the eleven-man deck's
 KIND_PATTERN = "pattern"
 KIND_NETWORK = "network"
 
@@ -78,7 +79,7 @@ class EvalWeights:
     kind: str = KIND_PATTERN       # the evaluation the file is for (EVALUATIONS)
 
     def describe(self) -> str:
-        """``/path/eval.weights (pattern evaluation, sha256 1a2b3c4d5e6f)``"""
+        """``/path/eval-w5.weights (pattern evaluation, sha256 1a2b3c4d5e6f)``"""
         return f"{self.path} ({self.kind} evaluation, sha256 {self.checksum[:12]})"
 
 
@@ -86,9 +87,9 @@ def default_path() -> Path:
     return Path(str(resources.files("uci_checkers").joinpath("data", DEFAULT_NAME)))
 
 
-def network_path() -> Path:
-    """The shipped network weights (kind network): ``load_weights`` it to search with the network."""
-    return default_path().with_name(NETWORK_NAME)
+def pattern_path() -> Path:
+    """The shipped pattern tables (kind pattern): ``load_weights`` it to search with them."""
+    return default_path().with_name(PATTERN_NAME)
 
 
 def check_file(path: str | os.PathLike) -> Framed:
@@ -185,5 +186,11 @@ def save_network(path: str | os.PathLike, net: np.ndarray, provenance: dict[str,
 
 @functools.lru_cache(maxsize=1)
 def default_weights() -> EvalWeights:
-    """The package's weights (loaded and verified once per process)."""
+    """The package's default evaluation, the network (loaded and verified once per process)."""
     return load_weights(default_path())
+
+
+@functools.lru_cache(maxsize=1)
+def pattern_weights() -> EvalWeights:
+    """The package's pattern tables (loaded and verified once per process)."""
+    return load_weights(pattern_path())
