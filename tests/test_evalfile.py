@@ -189,6 +189,21 @@ def test_train_never_writes_over_a_file_unless_told(tmp_path, capsys):
     assert taken.read_bytes() == b"keep me"
 
 
+def test_train_net_never_writes_over_a_file_unless_told(tmp_path, capsys):
+    """The shipped network is the default evaluation: train-net refuses to write over it (or any file)
+    without --overwrite, before any work (and before it needs torch, so this runs without it)."""
+    from uci_checkers.learn import train_net
+
+    taken = tmp_path / "taken.weights"
+    taken.write_bytes(b"keep me")
+    for out, needle in ((str(taken), "exists"), (str(W.default_path()), "the shipped weights")):
+        with pytest.raises(SystemExit) as exc:
+            train_net.main(["--data", str(tmp_path / "no-data"), "--out", out])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and needle in err and "--overwrite" in err, err
+    assert taken.read_bytes() == b"keep me"
+
+
 # --- the arena passes EvalFile through -------------------------------------------------------------
 
 def test_match_passes_evalfile_to_the_engine_and_stops_on_a_bad_one(zero_weights, tmp_path, capsys):

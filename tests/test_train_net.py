@@ -91,19 +91,6 @@ def test_bad_input_is_one_line(tmp_path):
     assert proc.stderr.strip().count("\n") == 0 and "nope" in proc.stderr
 
 
-def test_an_existing_file_is_never_replaced_unless_told(tmp_path, capsys):
-    """The shipped network is the default evaluation: train-net refuses to write over it (or any file)
-    without --overwrite, before any work."""
-    taken = tmp_path / "taken.weights"
-    taken.write_bytes(b"keep me")
-    for out, needle in ((str(taken), "exists"), (str(W.default_path()), "the shipped weights")):
-        with pytest.raises(SystemExit) as exc:
-            T.main(["--data", str(tmp_path / "no-data"), "--out", out])
-        err = capsys.readouterr().err
-        assert exc.value.code == 2 and needle in err and "--overwrite" in err, err
-    assert taken.read_bytes() == b"keep me"
-
-
 def test_an_interrupt_keeps_the_best_finished_epoch(shards, monkeypatch):
     """Ctrl-C keeps finished work: after one finished epoch the trainer returns that epoch's network."""
     data = load_shards([shards])

@@ -215,10 +215,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         check_output_path(str(out), "--out")
     except ValueError as exc:
         ap.error(str(exc))
-    if out.exists() and not args.overwrite:     # checked before the work: never replaced by default
-        shipped_files = (wmod.default_path().resolve(), wmod.pattern_path().resolve())
-        shipped = " (the shipped weights)" if out.resolve() in shipped_files else ""
-        ap.error(f"--out {out} exists{shipped}: give another file, or --overwrite to replace it")
+    if not args.overwrite and wmod.existing_output(out):     # checked before the work: never replaced by default
+        ap.error(wmod.existing_output(out))
     try:
         data = load_shards([Path(p) for p in args.data], args.limit)
         pdn = load_pdn_positions(Path(args.validate_pdn)) if args.validate_pdn else None

@@ -274,10 +274,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     out = Path(args.out)
     if out.is_dir():
         ap.error(f"--out {out} is a directory")
-    if out.exists() and not args.overwrite:     # checked before the work: never replaced by default
-        shipped = " (the shipped weights)" if out.resolve() in (wmod.default_path().resolve(),
-                                                                wmod.pattern_path().resolve()) else ""
-        ap.error(f"--out {out} exists{shipped}: give another file, or --overwrite to replace it")
+    if not args.overwrite and wmod.existing_output(out):     # checked before the work: never replaced by default
+        ap.error(wmod.existing_output(out))
     try:
         _torch()
         data = load_shards([Path(p) for p in args.data], args.limit)

@@ -92,6 +92,16 @@ def pattern_path() -> Path:
     return default_path().with_name(PATTERN_NAME)
 
 
+def existing_output(path: str | os.PathLike) -> str:
+    """Why a training tool must not write ``path`` without being told to ("" when the file does not exist):
+    the same sentence for ``train`` and ``train-net``, naming the shipped files as such."""
+    p = Path(path)
+    if not p.exists():
+        return ""
+    shipped = " (the shipped weights)" if p.resolve() in (default_path().resolve(), pattern_path().resolve()) else ""
+    return f"--out {p} exists{shipped}: give another file, or --overwrite to replace it"
+
+
 def check_file(path: str | os.PathLike) -> Framed:
     """Read a weights file and verify its framing and checksum (no numba needed: the engine calls
     this before it answers anything); returns (header, weight bytes, checksum)."""
