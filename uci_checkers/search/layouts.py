@@ -1,5 +1,6 @@
-"""The names of the evaluations' weight layouts: one home that the evaluation kernels and the weights file
-reader both read (this module loads no numba, so the engine can check a weights file before it compiles)."""
+"""The names of the evaluations' weight layouts and of the shipped weights files: one home that the
+evaluation kernels, the weights file reader and the engine's options read (this module loads neither numpy
+nor numba, so the engine can name and check a weights file before it compiles)."""
 
 # search.evaluate's pattern tables: 9 windows of 4x4 squares with 3 states, material and count tables,
 # king squares, mobility, runaways and tempo, the two phase sets interleaved
@@ -8,3 +9,7 @@ PATTERN_LAYOUT = "patterns-9x4x4-pieces3/material13x13+counts13x7x13x7/king32x2/
 # search.nnue's network: two perspectives of 128 inputs (4 kinds x 32 squares) into 128 clipped-ReLU
 # neurons each, 4 piece-count buckets of 16 -> 32 -> 1, activations quantised by 127, small weights by 64
 NETWORK_LAYOUT = "nnue-2x128-128x2-crelu-4x16x32x1-qa127-qb64"
+
+# the weights files in uci_checkers/data/
+DEFAULT_NAME = "eval-n4.weights"       # the network (n4): the default evaluation
+PATTERN_NAME = "eval-w5.weights"       # the pattern tables (w5): selectable, and the eleven-man deck's

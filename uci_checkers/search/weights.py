@@ -44,12 +44,10 @@ import numpy as np
 
 from ..util.atomicfile import write_bytes_atomic
 from ..util.framedfile import Framed, Framing
-from .layouts import NETWORK_LAYOUT, PATTERN_LAYOUT
+from .layouts import DEFAULT_NAME, NETWORK_LAYOUT, PATTERN_LAYOUT, PATTERN_NAME
 
 MAGIC = b"UCKWEIGHTS\n"
 FORMAT_VERSION = 1
-DEFAULT_NAME = "eval-n4.weights"       # the network (n4): the default evaluation
-PATTERN_NAME = "eval-w5.weights"       # the pattern tables (w5): selectable, and the eleven-man deck's
 KIND_PATTERN = "pattern"
 KIND_NETWORK = "network"
 
