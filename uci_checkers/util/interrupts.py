@@ -13,7 +13,6 @@ the compile cache.
 """
 from __future__ import annotations
 
-import gc
 import os
 import signal
 import sys
@@ -100,9 +99,6 @@ def exit_now(code: int) -> None:
     stopped its engines; a background thread still compiling kernels (numba inside LLVM)
     would otherwise hold the interpreter's shutdown for many seconds.
     """
-    # a finished process pool's semaphores are released by their finalizers, which os._exit skips;
-    # without this, multiprocessing's resource tracker prints a warning about "leaked semaphores"
-    gc.collect()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
