@@ -36,7 +36,6 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +43,7 @@ import numpy as np
 
 from ..util.atomicfile import write_bytes_atomic
 from ..util.framedfile import Framed, Framing
-from .layouts import DEFAULT_NAME, NETWORK_LAYOUT, PATTERN_LAYOUT, PATTERN_NAME
+from .layouts import DEFAULT_NAME, NETWORK_LAYOUT, PATTERN_LAYOUT, PATTERN_NAME, shipped_path
 
 MAGIC = b"UCKWEIGHTS\n"
 FORMAT_VERSION = 1
@@ -82,12 +81,13 @@ class EvalWeights:
 
 
 def default_path() -> Path:
-    return Path(str(resources.files("uci_checkers").joinpath("data", DEFAULT_NAME)))
+    """The shipped network (kind network), the default evaluation."""
+    return shipped_path(DEFAULT_NAME)
 
 
 def pattern_path() -> Path:
     """The shipped pattern tables (kind pattern): ``load_weights`` it to search with them."""
-    return default_path().with_name(PATTERN_NAME)
+    return shipped_path(PATTERN_NAME)
 
 
 def existing_output(path: str | os.PathLike) -> str:
