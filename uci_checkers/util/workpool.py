@@ -14,6 +14,8 @@ from typing import Any, Callable, Iterable, Optional
 
 from .interrupts import raise_if_interrupted
 
+WORKER_EXIT_S = 5.0      # how long a terminated worker may take to end before it is killed
+
 
 def run_in_processes(fn: Callable[..., Any], items: Iterable[tuple], jobs: int, on_result: Callable[[Any], None],
                      in_flight: int = 0) -> None:
@@ -33,9 +35,18 @@ def run_in_processes(fn: Callable[..., Any], items: Iterable[tuple], jobs: int, 
                     on_result(fut.result())
         except BaseException:
             # an interrupt or a failed item: finished items are kept, the running ones abandoned
-            for proc in list(getattr(pool, "_processes", {}).values()):
+            workers = list(getattr(pool, "_processes", {}).values())
+            for proc in workers:
                 proc.terminate()
-            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in workers:
+                proc.join(WORKER_EXIT_S)
+                if proc.is_alive():
+                    proc.kill()
+                    proc.join(WORKER_EXIT_S)
+            # with every worker gone the pool's manager thread ends at once; waiting for it drops the last
+            # references to the pool's queues, whose semaphores are then released (a fast exit after an
+            # interrupt skips that, and multiprocessing's resource tracker would warn of "leaked semaphores")
+            pool.shutdown(wait=True, cancel_futures=True)
             raise
 
 
