@@ -9,7 +9,7 @@ from uci_checkers.tools import bench
 from uci_checkers.rules.position import Position
 
 SIGNATURE_DEPTH = 5
-SIGNATURE = 46683   # the network n5 (default); verified pruning; truncation
+SIGNATURE = 42767   # the network n6 (default); verified pruning; truncation
 
 
 def test_positions_valid_and_enough():

@@ -250,7 +250,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--data", action="append", required=True,
                     help="a shard directory or file from `uci-checkers selfplay` (repeatable; oldest first)")
     ap.add_argument("--out", required=True, help="network weights file to write, a new one (copy it over "
-                                                 "uci_checkers/data/eval-n5.weights to ship it)")
+                                                 "uci_checkers/data/eval-n6.weights to ship it)")
     ap.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     d = NetConfig()
     ap.add_argument("--epochs", type=int, default=d.epochs)
