@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Optional
 
 from ..rules.notation import NotationError
 from ..rules.pdn import decode_pdn_bytes, parse_pdn
 from ..rules.position import Game, Position
+from ..util.packagedata import data_path
 
 BALLOTS = "ballots3"
 START_FEN = Position.start().fen()
@@ -45,7 +45,7 @@ class Opening:
 
 def ballots(include_barred: bool = False) -> list[Opening]:
     """The ACF three-move ballots in ACF order: the 156-opening deck (crossboard + mailplay)."""
-    text = resources.files("uci_checkers").joinpath("data", "ballots3.tsv").read_text(encoding="utf-8")
+    text = data_path("ballots3.tsv").read_text(encoding="utf-8")
     rows = [line.split("\t") for line in text.splitlines() if line.strip()]
     header = rows[0]
     col = {name: i for i, name in enumerate(header)}

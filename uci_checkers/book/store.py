@@ -29,7 +29,6 @@ import os
 import struct
 import zlib
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator, Protocol
 
@@ -37,6 +36,7 @@ from ..rules.bitboard import SQUARE_TO_BIT
 from ..rules.notation import format_fen
 from ..util.atomicfile import write_bytes_atomic
 from ..util.framedfile import Framing
+from ..util.packagedata import data_path
 
 MAGIC = b"UCKBOOK\n"
 FORMAT_VERSION = 1
@@ -76,7 +76,7 @@ class BookMove:
 
 
 def default_path() -> Path:
-    return Path(str(resources.files("uci_checkers").joinpath("data", DEFAULT_NAME)))
+    return data_path(DEFAULT_NAME)
 
 
 # --------------------------------------------------------------------------------------------------

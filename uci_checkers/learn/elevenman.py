@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from importlib import resources
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
+
+from ..util.packagedata import data_path
 
 FILE_NAME = "elevenman.txt"
 SEED = 1
@@ -135,7 +136,7 @@ def deck_text(seed: int = SEED) -> str:
 
 
 def shipped_path() -> Path:
-    return Path(str(resources.files("uci_checkers").joinpath("data", FILE_NAME)))
+    return data_path(FILE_NAME)
 
 
 def read_deck(path: Optional[Path] = None) -> list[str]:

@@ -1,8 +1,9 @@
 """The names of the evaluations' weight layouts and where the shipped weights files are: one home that the
 evaluation kernels, the weights file reader and the engine's options read (this module loads neither numpy
 nor numba, so the engine can name and check a weights file before it compiles)."""
-from importlib import resources
 from pathlib import Path
+
+from ..util.packagedata import data_path
 
 # search.evaluate's pattern tables: 9 windows of 4x4 squares with 3 states, material and count tables,
 # king squares, mobility, runaways and tempo, the two phase sets interleaved
@@ -19,4 +20,4 @@ PATTERN_NAME = "eval-w5.weights"       # the pattern tables (w5): selectable, an
 
 def shipped_path(name: str) -> Path:
     """The path of a weights file the package ships (``DEFAULT_NAME``, ``PATTERN_NAME``)."""
-    return Path(str(resources.files("uci_checkers").joinpath("data", name)))
+    return data_path(name)
