@@ -10,13 +10,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..search.layouts import DEFAULT_NAME, shipped_path
+from ..search.layouts import DEFAULT_NAME
+from ..util.packagedata import data_path
 from .timeman import DEFAULT_MOVE_OVERHEAD_MS
 
 BOOK_MAX_VARIETY = 1000
 EGDB_MAX_PIECES = 8             # uci_checkers.egdb.build.MAX_BUILD_PIECES (not imported: it loads numpy)
 # search.weights.default_path(), the shipped network (weights itself is not imported: it loads numpy)
-DEFAULT_EVAL_FILE = str(shipped_path(DEFAULT_NAME))
+DEFAULT_EVAL_FILE = str(data_path(DEFAULT_NAME))
 _ASCII_INT = re.compile(r"[+-]?[0-9]+")
 
 

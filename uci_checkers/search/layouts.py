@@ -1,9 +1,6 @@
-"""The names of the evaluations' weight layouts and where the shipped weights files are: one home that the
+"""The names of the evaluations' weight layouts and of the shipped weights files: one home that the
 evaluation kernels, the weights file reader and the engine's options read (this module loads neither numpy
 nor numba, so the engine can name and check a weights file before it compiles)."""
-from pathlib import Path
-
-from ..util.packagedata import data_path
 
 # search.evaluate's pattern tables: 9 windows of 4x4 squares with 3 states, material and count tables,
 # king squares, mobility, runaways and tempo, the two phase sets interleaved
@@ -16,8 +13,3 @@ NETWORK_LAYOUT = "nnue-2x128-128x2-crelu-4x16x32x1-qa127-qb64"
 # the weights files in uci_checkers/data/
 DEFAULT_NAME = "eval-n6.weights"       # the network (n6): the default evaluation
 PATTERN_NAME = "eval-w5.weights"       # the pattern tables (w5): selectable, and the eleven-man deck's
-
-
-def shipped_path(name: str) -> Path:
-    """The path of a weights file the package ships (``DEFAULT_NAME``, ``PATTERN_NAME``)."""
-    return data_path(name)

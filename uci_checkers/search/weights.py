@@ -43,7 +43,8 @@ import numpy as np
 
 from ..util.atomicfile import write_bytes_atomic
 from ..util.framedfile import Framed, Framing
-from .layouts import DEFAULT_NAME, NETWORK_LAYOUT, PATTERN_LAYOUT, PATTERN_NAME, shipped_path
+from ..util.packagedata import data_path
+from .layouts import DEFAULT_NAME, NETWORK_LAYOUT, PATTERN_LAYOUT, PATTERN_NAME
 
 MAGIC = b"UCKWEIGHTS\n"
 FORMAT_VERSION = 1
@@ -82,12 +83,12 @@ class EvalWeights:
 
 def default_path() -> Path:
     """The shipped network (kind network), the default evaluation."""
-    return shipped_path(DEFAULT_NAME)
+    return data_path(DEFAULT_NAME)
 
 
 def pattern_path() -> Path:
     """The shipped pattern tables (kind pattern): ``load_weights`` it to search with them."""
-    return shipped_path(PATTERN_NAME)
+    return data_path(PATTERN_NAME)
 
 
 def existing_output(path: str | os.PathLike) -> str:
