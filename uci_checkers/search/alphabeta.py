@@ -134,6 +134,8 @@ TRUNC_MIN_DEPTH = 2    # truncation: at non-PV nodes of at least this depth, a s
 TRUNC_UNIT = 64         # ... from the window (centi-men per ply) cuts the depth by that many plies,
 TRUNC_MAX = 2           # ... at most this many a node; within TRUNC_NEAR of the window again, the
 TRUNC_NEAR = 20         # ... path's cut plies are given back
+HIST_MAX = 16384        # history counters stay within +-HIST_MAX (below the killers' ordering scores)
+HIST_BONUS_CAP = 196    # a best move's history bonus is 8 * min(depth * (depth - 1), this)
 QS_THREAT = 1           # at depths 0 .. 1-QS_THREAT a position where the opponent threatens a capture is searched one move on
 
 _SQ = SQUARES
@@ -273,8 +275,7 @@ def _score_moves(ws, start, n, tmove, capt, kings, k1, k2, hbase):
         elif (mv & _PROMO) != 0:
             sc = 28000
         else:
-            h = ws[hbase + (mv & 63) * 64 + ((mv >> 6) & 63)]
-            sc = h if h < 19999 else 19999
+            sc = ws[hbase + (mv & 63) * 64 + ((mv >> 6) & 63)]    # within +-HIST_MAX (see _adjust_history)
         ws[start + i] = mv | (sc << 48)
 
 
@@ -307,12 +308,29 @@ def _update_pv(ws, ply, mv):
 
 
 @kernel
-def _reward_quiet_cutoff(ws, ply, mv, k1, hbase, depth):
-    """A quiet move caused a beta cut-off: make it the first killer and raise its history."""
+def _adjust_history(ws, slot, delta):
+    """Move a history counter by ``delta``, the less the nearer it already is to +-HIST_MAX in that
+    direction (the counters stay within +-HIST_MAX and old verdicts fade as new ones come)."""
+    h = ws[slot]
+    ws[slot] = h + delta - (h * abs(delta)) // HIST_MAX
+
+
+@kernel
+def _reward_quiet_best(ws, ply, mv, k1, hbase, depth, start, i):
+    """A quiet move was the best at a node (a beta cut-off, or the best of a principal-variation node):
+    make it the first killer, raise its history and lower the history of the quiet moves searched before
+    it (``ws[start:start + i]``, which all failed low)."""
     if mv != k1:
         ws[W_KILL + 2 * ply + 1] = k1
         ws[W_KILL + 2 * ply] = mv
-    ws[hbase + (mv & 63) * 64 + ((mv >> 6) & 63)] += depth * depth
+    if depth > 1:
+        bonus = depth * (depth - 1)
+        bonus = 8 * (bonus if bonus < HIST_BONUS_CAP else HIST_BONUS_CAP)
+        _adjust_history(ws, hbase + (mv & 63) * 64 + ((mv >> 6) & 63), bonus)
+        if depth > 2:
+            for j in range(i):
+                m = ws[start + j] & MOVE_MASK
+                _adjust_history(ws, hbase + (m & 63) * 64 + ((m >> 6) & 63), 1 - bonus)
 
 
 _ECACHE_CHECK = ~np.int64(0xFFFF)    # an entry keeps the key's bits 16-63; its slot is the bits 0-15
@@ -450,6 +468,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
 
     best = -INF
     best_move = np.int64(0)
+    best_i = 0
     orig_alpha = alpha
     other = 1 - stm
     for i in range(n):
@@ -525,13 +544,16 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
                     _update_pv(ws, ply, mv)
                 if alpha >= beta:
                     if not capt:
-                        _reward_quiet_cutoff(ws, ply, mv, k1, hbase, depth)
+                        _reward_quiet_best(ws, ply, mv, k1, hbase, depth, start, i)
                     break
+                best_i = i
 
     if best >= beta:
         bound = ttm.BOUND_LOWER
     elif best > orig_alpha:
         bound = ttm.BOUND_EXACT
+        if not capt:
+            _reward_quiet_best(ws, ply, best_move, k1, hbase, depth, start, best_i)
     else:
         bound = ttm.BOUND_UPPER
         best_move = tmove if found != 0 else np.int64(0)
