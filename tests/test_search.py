@@ -216,6 +216,30 @@ def test_the_repetition_rule_of_the_search(earlier, ply, qp, draw):
     assert ws[AB.W_KEYS + root + ply] == key          # the node's key is recorded for the plies below
 
 
+def test_history_rewards_the_best_quiet_move_and_lowers_the_ones_tried_before_it():
+    """``_reward_quiet_best`` on a hand-made move list: the best move (the third tried) gains, the two
+    tried before it lose, one not tried keeps its counter; repeated rewards stay within +-HIST_MAX."""
+    from uci_checkers.search import alphabeta as AB
+    ws = np.zeros(AB.WS_SIZE, dtype=np.int64)
+    moves = [(9, 13), (10, 14), (11, 15), (12, 16)]              # (from bit, to bit) of four quiet moves
+    start, ply, hbase, depth = AB.W_MOVES, 3, AB.W_HIST, 6
+    for j, (f, t) in enumerate(moves):
+        ws[start + j] = f | (t << 6) | (np.int64(5 - j) << 48)   # packed as _score_moves leaves them
+    slot = [hbase + f * 64 + t for f, t in moves]
+    best = moves[2][0] | (moves[2][1] << 6)
+    AB._reward_quiet_best(ws, np.int64(ply), np.int64(best), np.int64(0), np.int64(hbase), np.int64(depth),
+                          np.int64(start), np.int64(2))
+    bonus = 8 * depth * (depth - 1)
+    assert ws[slot[2]] == bonus
+    assert ws[slot[0]] == ws[slot[1]] == 1 - bonus
+    assert ws[slot[3]] == 0
+    assert ws[AB.W_KILL + 2 * ply] == best                      # and it is the first killer
+    for _ in range(500):
+        AB._reward_quiet_best(ws, np.int64(ply), np.int64(best), np.int64(best), np.int64(hbase),
+                              np.int64(40), np.int64(start), np.int64(2))
+    assert 0 < ws[slot[2]] <= AB.HIST_MAX and -AB.HIST_MAX <= ws[slot[0]] < 0
+
+
 def test_a_game_with_repetitions_in_its_history_gets_a_move(searcher):
     game = Game(Position.from_fen("B:WK32,25:BK1,8"))
     for m in ["1-5", "32-27", "5-1", "27-32"]:
