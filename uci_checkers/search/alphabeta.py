@@ -13,7 +13,11 @@ of :mod:`uci_checkers.rules.movegen`:
 * transposition table (:mod:`uci_checkers.search.tt`) with mate scores stored
   relative to the node;
 * move ordering: table move, captures (most pieces, kings first), killers,
-  promotions, history;
+  promotions, history.  The history counter of a quiet move (per side, from and
+  to square) rises when it is the best move of a node (a cut-off or a PV node's
+  best) and falls when it was searched before the best one and failed, by
+  ``8 * depth * (depth - 1)`` (capped), each change scaled down as the counter nears
+  +-HIST_MAX (GuiNN's update; measured: see README, "How far it has come");
 * late-move reductions of quiet moves, re-searched at full depth when they
   beat alpha;
 * verified pruning at non-PV nodes: a quiet move after which the static score
