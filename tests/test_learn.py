@@ -55,6 +55,18 @@ def test_selfplay_is_reproducible_and_resumes(shards, tmp_path):
     assert (tmp_path / "shard-00001.npz").exists() and summary["new_positions"] > 0
 
 
+def test_selfplay_records_the_code_that_played_not_the_checkout_at_write_time(tmp_path, monkeypatch):
+    """The engine identity is taken once, when the process's player is made: a checkout that moves on
+    while a long run plays (a merge beside it) must not be written into later shards."""
+    asked = iter(({"commit": "played"}, {"commit": "checkout moved on"}))
+    monkeypatch.setattr(selfplay, "engine_identity", lambda weights="": next(asked))
+    monkeypatch.setattr(selfplay, "_WORKER", None)
+    selfplay.generate(tmp_path, games=4, config=TINY, jobs=1, shard_size=2, progress=None)
+    for f in sorted(tmp_path.glob("shard-*.npz")):
+        with np.load(f) as z:
+            assert json.loads(bytes(z["meta"]))["engine"] == {"commit": "played"}
+
+
 def test_training_lowers_the_loss_and_writes_loadable_weights(shards, tmp_path):
     data = load_shards([shards])
     losses = []

@@ -122,6 +122,9 @@ class _Player:
         from ..search.weights import load_weights
         self.config = config
         self.searcher = Searcher(config.hash_mb, load_weights(config.weights) if config.weights else None)
+        # the code this process runs is the checkout as it was now: asked again at each shard, a checkout that
+        # moves on while a long run plays would be recorded instead of the code that played
+        self.identity = engine_identity(config.weights)
         self.stop = np.zeros(1, dtype=np.int64)
 
     def play(self, index: int) -> GameRecord:
@@ -185,7 +188,7 @@ def _play_shard(config: SelfPlayConfig, shard: int, shard_size: int, out_dir: st
     for i in range(shard * shard_size, (shard + 1) * shard_size):
         check_parent(parent, "selfplay")
         games.append(_WORKER.play(i))
-    positions = write_shard(Path(out_dir), shard, shard_size, config, games)
+    positions = write_shard(Path(out_dir), shard, shard_size, config, games, _WORKER.identity)
     return shard, len(games), positions
 
 
@@ -194,8 +197,9 @@ def shard_path(out_dir: Path, shard: int) -> Path:
 
 
 def write_shard(out_dir: Path, shard: int, shard_size: int, config: SelfPlayConfig,
-                games: list[GameRecord]) -> int:
-    """Write one shard atomically (temporary file, fsync, rename); returns its position count."""
+                games: list[GameRecord], identity: Optional[dict[str, str]] = None) -> int:
+    """Write one shard atomically (temporary file, fsync, rename); returns its position count.
+    ``identity``: the :func:`engine_identity` of the code that played (None: asked now)."""
     cols: dict[str, list[int]] = {k: [] for k in ("black", "white", "kings", "stm", "score", "ply",
                                                   "result", "game")}
     for g, rec in enumerate(games):
@@ -207,7 +211,8 @@ def write_shard(out_dir: Path, shard: int, shard_size: int, config: SelfPlayConf
     arrays = {k: np.asarray(v, dtype=np.int64) for k, v in cols.items()}
     meta = {"format": SHARD_FORMAT, "shard": shard, "shard_size": shard_size, "config": asdict(config),
             "games": len(games), "positions": len(cols["black"]), "plies": [r.plies for r in games],
-            "results": [r.result for r in games], "engine": engine_identity(config.weights)}
+            "results": [r.result for r in games],
+            "engine": identity if identity is not None else engine_identity(config.weights)}
     arrays["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
     out_dir.mkdir(parents=True, exist_ok=True)
     with atomic_output(shard_path(out_dir, shard)) as f:
