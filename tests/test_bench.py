@@ -9,7 +9,7 @@ from uci_checkers.tools import bench
 from uci_checkers.rules.position import Position
 
 SIGNATURE_DEPTH = 5
-SIGNATURE = 42767   # the network n6 (default); verified pruning; truncation
+SIGNATURE = 41300   # the network n6 (default); verified pruning; truncation; history with malus
 
 
 def test_positions_valid_and_enough():
@@ -55,7 +55,7 @@ def test_pattern_evaluation_signature():
     """The shipped pattern tables (selectable, not the default) have their own fingerprint."""
     from uci_checkers.search import weights as W
     nodes, _ = bench.run_bench(SIGNATURE_DEPTH, weights=W.pattern_weights())
-    assert nodes == 47142          # w5 (king-aware windows, material counts)
+    assert nodes == 48129          # w5 (king-aware windows, material counts); history with malus
 
 
 def test_interrupt_reports_the_totals_of_the_finished_positions():
