@@ -10,7 +10,8 @@ import pytest
 from uci_checkers.egdb import build as egbuild
 from uci_checkers.learn import relabel as R
 from uci_checkers.learn.dataset import load_shards
-from uci_checkers.learn.selfplay import RESULT_DRAW, RESULT_LOSS, RESULT_WIN, GameRecord, SelfPlayConfig, write_shard
+from uci_checkers.learn.selfplay import (RESULT_DRAW, RESULT_LOSS, RESULT_WIN, GameRecord, SelfPlayConfig,
+                                        engine_identity, write_shard)
 from uci_checkers.rules.position import Position
 
 # (FEN, recorded result from Black's view, expected result after relabelling: None = the recorded one stays)
@@ -41,7 +42,7 @@ def recorded(tmp_path_factory) -> Path:
         for fen, result, _ in CASES:
             pos = Position.from_fen(fen)
             games.append(GameRecord([pos.black], [pos.white], [pos.kings], [pos.turn], [17], [40], result, 41))
-    write_shard(out, 0, len(games), SelfPlayConfig(), games)
+    write_shard(out, 0, len(games), SelfPlayConfig(), games, engine_identity())
     return out
 
 

@@ -197,9 +197,9 @@ def shard_path(out_dir: Path, shard: int) -> Path:
 
 
 def write_shard(out_dir: Path, shard: int, shard_size: int, config: SelfPlayConfig,
-                games: list[GameRecord], identity: Optional[dict[str, str]] = None) -> int:
+                games: list[GameRecord], identity: dict[str, str]) -> int:
     """Write one shard atomically (temporary file, fsync, rename); returns its position count.
-    ``identity``: the :func:`engine_identity` of the code that played (None: asked now)."""
+    ``identity``: the :func:`engine_identity` of the code that played, taken when that code was loaded."""
     cols: dict[str, list[int]] = {k: [] for k in ("black", "white", "kings", "stm", "score", "ply",
                                                   "result", "game")}
     for g, rec in enumerate(games):
@@ -211,8 +211,7 @@ def write_shard(out_dir: Path, shard: int, shard_size: int, config: SelfPlayConf
     arrays = {k: np.asarray(v, dtype=np.int64) for k, v in cols.items()}
     meta = {"format": SHARD_FORMAT, "shard": shard, "shard_size": shard_size, "config": asdict(config),
             "games": len(games), "positions": len(cols["black"]), "plies": [r.plies for r in games],
-            "results": [r.result for r in games],
-            "engine": identity if identity is not None else engine_identity(config.weights)}
+            "results": [r.result for r in games], "engine": identity}
     arrays["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
     out_dir.mkdir(parents=True, exist_ok=True)
     with atomic_output(shard_path(out_dir, shard)) as f:

@@ -260,6 +260,13 @@ def _score_to_table(score, ply):
 
 
 @kernel
+def _history_slot(hbase, mv):
+    """The workspace word of a quiet move's history counter (``hbase``: the side to move's table, by from
+    and to square)."""
+    return hbase + (mv & 63) * 64 + ((mv >> 6) & 63)
+
+
+@kernel
 def _score_moves(ws, start, n, tmove, capt, kings, k1, k2, hbase):
     """Pack an ordering score above the 48 move bits of each move word: table move, killers,
     captures by material taken, promotions, then the history counters."""
@@ -279,7 +286,7 @@ def _score_moves(ws, start, n, tmove, capt, kings, k1, k2, hbase):
         elif (mv & _PROMO) != 0:
             sc = 28000
         else:
-            sc = ws[hbase + (mv & 63) * 64 + ((mv >> 6) & 63)]    # within +-HIST_MAX (see _adjust_history)
+            sc = ws[_history_slot(hbase, mv)]    # within +-HIST_MAX (see _adjust_history)
         ws[start + i] = mv | (sc << 48)
 
 
@@ -330,11 +337,10 @@ def _reward_quiet_best(ws, ply, mv, k1, hbase, depth, start, i):
     if depth > 1:
         bonus = depth * (depth - 1)
         bonus = 8 * (bonus if bonus < HIST_BONUS_CAP else HIST_BONUS_CAP)
-        _adjust_history(ws, hbase + (mv & 63) * 64 + ((mv >> 6) & 63), bonus)
+        _adjust_history(ws, _history_slot(hbase, mv), bonus)
         if depth > 2:
             for j in range(i):
-                m = ws[start + j] & MOVE_MASK
-                _adjust_history(ws, hbase + (m & 63) * 64 + ((m >> 6) & 63), 1 - bonus)
+                _adjust_history(ws, _history_slot(hbase, ws[start + j] & MOVE_MASK), 1 - bonus)
 
 
 _ECACHE_CHECK = ~np.int64(0xFFFF)    # an entry keeps the key's bits 16-63; its slot is the bits 0-15

@@ -56,8 +56,8 @@ CAPTURE_OPENINGS = (
 # Eleven-man starts (Black to move): starts 0, 68, 136, 205, 273 and 341 (every sixth of 410) of
 # data/elevenman.txt as the search before verified pruning made it (commit 8f5f0ae); the deck has been made
 # again since, and the bench keeps these positions (today's deck, made again after the history update of
-# 2026-12-03, has three of the six: its starts 131, 196 and 337 of 400).  Then middlegames of the engine's own self-play: in training-data/gen3/shard-00000.npz,
-# game by game, the first recorded position (legal moves, no capture pending) of each game that fills a
+# 2026-12-03, has three of the six: its starts 131, 196 and 337 of 400).  Then middlegames of the engine's
+# own self-play: in training-data/gen3/shard-00000.npz, game by game, the first recorded position (legal moves, no capture pending) of each game that fills a
 # slot: 16 men and no king (4), and the endgames below.
 MIDDLEGAMES = (
     "B:W19,22,23,24,25,26,28,29,30,31,32:B2,3,4,5,6,7,8,11,12,13,14",
