@@ -248,15 +248,16 @@ def test_status_strings_are_parsed_where_they_are_plain():
 
 def test_ini_files(tmp_path):
     ini = tmp_path / "engine.ini"
-    ini.write_text("; settings\n[engine]\ndirectory = books   ; relative to the ini\n[options]\nHash = 64\n"
-                   "CB = set book 0\nCB = set dbmbytes 256\n")
+    ini.write_text("; settings\n[engine]\ndirectory = books   ; relative to the ini\nscore = Black\n[options]\n"
+                   "Hash = 64\nCB = set book 0\nCB = set dbmbytes 256\n")
     settings = cb.read_ini(ini)
-    assert settings.directory == (tmp_path / "books").resolve()
+    assert settings.directory == (tmp_path / "books").resolve() and settings.score == "black"
     assert settings.commands == [("Hash", "set hashsize 64"), ("CB", "set book 0"), ("CB", "set dbmbytes 256")]
     for text, message in (("[engine]\ncolour = red\n", "unknown setting 'colour'"), ("[books]\n", "unknown section"),
                           ("[options]\nHash = lots\n", "Hash needs a size"), ("Hash = 4\n", "outside a section"),
                           ("[options]\njust words\n", "expected NAME = VALUE"),
-                          ("[engine]\nclock = sundial\n", "clock is one of auto, incremental, maxtime")):
+                          ("[engine]\nclock = sundial\n", "clock is one of auto, incremental, maxtime"),
+                          ("[engine]\nscore = red\n", "score is one of auto, mover, black, white")):
         ini.write_text(text)
         with pytest.raises(cb.IniError, match=message):
             cb.read_ini(ini)
@@ -332,6 +333,26 @@ def test_how_a_clock_reaches_the_library(engine_so, tmp_path, monkeypatch, setup
     info = int(re.search(r"info=(\d+)", line).group(1))
     assert (info & 12 != 0) == incremental and (info & cb.CB_EXACT_TIME != 0) == (not incremental), line
     assert "maxtime=1.500" in line
+
+
+@pytest.mark.parametrize("setup, score, moves, sign", [
+    ((), "auto", "", 1), ((), "auto", " moves 11-15", 1),                  # the side to move's view
+    (("set name GuiNN Checkers 2.06",), "auto", "", 1),                    # GuiNN: Black's view
+    (("set name GuiNN Checkers 2.06",), "auto", " moves 11-15", -1),
+    ((), "black", " moves 11-15", -1), ((), "white", "", -1), ((), "white", " moves 11-15", 1),
+    (("set name GuiNN Checkers 2.06",), "mover", " moves 11-15", 1)])
+def test_status_scores_are_turned_to_the_side_to_move(engine_so, tmp_path, monkeypatch, setup, score, moves, sign):
+    monkeypatch.setenv("CB_TEST_LOG", str(tmp_path / "engine.log"))
+    monkeypatch.setenv("CB_TEST_MODE", "status")
+    library = cb.NativeLibrary(fresh_copy(engine_so, tmp_path))
+    for command in setup:
+        assert library.command(command)[0] == 1
+    s = Session.__new__(Session)
+    s.out, s.exits = queue.Queue(), []
+    s.proto = cb.CBEngineProtocol(library, write=s.out.put, fatal=s.exits.append, score=score)
+    s.send("position startpos" + moves, "go movetime 100")
+    scores = [int(m.group(1)) for line in s.until("^bestmove") if (m := re.match(r"info depth \d+ score cp (-?\d+)", line))]
+    assert scores and all(value * sign > 0 for value in scores), scores   # the library shows +0.05 a depth
 
 
 def test_a_library_that_only_plays_on_the_board(engine_so, tmp_path, monkeypatch):

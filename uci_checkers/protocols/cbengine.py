@@ -36,7 +36,9 @@ Mapping.
   (``movetime``, or the clock minus 5 % and at least 50 ms).
 * The status string is streamed as ``info string <text>`` (at most ten a second) and, when it
   shows ``depth N`` (and ``eval``/``value``/``score``, ``nodes``), as ``info depth N [score cp S]
-  [nodes N] time T``.  ``getmove``'s return value appears as ``info string getmove result:
+  [nodes N] time T``, the score turned to the side to move's view: most libraries show it so, GuiNN
+  from Black's view whoever moves (``--score``, ini ``score``; ``auto`` knows GuiNN by its name;
+  GuiNN's lines during an iteration may still show its root move's own score).  ``getmove``'s return value appears as ``info string getmove result:
   win|loss|draw|unknown``.
 * ``bestmove`` is the move the library played, as a full landing path: the board it left when that
   changed (Cake and GuiNN only play the move on the board, as CheckerBoard reads it), else its
@@ -59,6 +61,7 @@ The ini file (``--ini FILE``)::
     directory = /path/to/folder        ; working directory (default: the library's folder); relative
                                        ; paths are relative to the ini file
     clock = auto                       ; or incremental, maxtime (as --clock, which wins)
+    score = auto                       ; or mover, black, white (as --score, which wins)
     [options]
     Hash = 128                         ; sent at start as "set hashsize 128"
     CB = set book 0                    ; enginecommand text sent at start, in the order given
@@ -118,6 +121,8 @@ RULES_TIMEOUT_S = 600.0          # the rules kernels: compiled on a first run, l
 CLOCK_RESERVE_MS = 50            # a clock search is stopped this long (or 5 %) before the time runs out
 GETMOVE_STACK_BYTES = 16 << 20   # engines recurse deeply; CheckerBoard gives them a large stack
 CLOCK_MODES = ("auto", "incremental", "maxtime")
+# whose point of view the status string's score takes: the side to move's (most engines), or one colour's
+SCORE_VIEWS = ("auto", "mover", "black", "white")
 HOST_SOURCES = ("cbhost/cbhost.c", "checkerboard/board.c", "checkerboard/board.h", "checkerboard/cb_api.h")
 
 
@@ -665,6 +670,7 @@ def wine_env() -> dict[str, str]:
 class IniSettings:
     directory: Optional[Path] = None
     clock: Optional[str] = None
+    score: Optional[str] = None
     commands: list[tuple[str, str]] = field(default_factory=list)   # (option name as written, enginecommand)
 
 
@@ -702,6 +708,10 @@ def read_ini(path: Path) -> IniSettings:
             if value.lower() not in CLOCK_MODES:
                 raise IniError(f"{where}: clock is one of {', '.join(CLOCK_MODES)}, not {value!r}")
             settings.clock = value.lower()
+        elif section == "engine" and key.lower() == "score":
+            if value.lower() not in SCORE_VIEWS:
+                raise IniError(f"{where}: score is one of {', '.join(SCORE_VIEWS)}, not {value!r}")
+            settings.score = value.lower()
         elif section == "options" and key.lower() == "hash":
             if not value.isdigit() or int(value) < 1:
                 raise IniError(f"{where}: Hash needs a size in MB, not {value!r}")
@@ -711,7 +721,7 @@ def read_ini(path: Path) -> IniSettings:
                 raise IniError(f"{where}: CB needs an enginecommand text, e.g. CB = set book 0")
             settings.commands.append(("CB", value))
         elif section in ("engine", "options"):
-            known = "directory and clock" if section == "engine" else "Hash and CB"
+            known = "directory, clock and score" if section == "engine" else "Hash and CB"
             raise IniError(f"{where}: unknown setting {key!r} in [{section}] (it has {known})")
         else:
             raise IniError(f"{where}: {key!r} outside a section ([engine] or [options])")
@@ -759,7 +769,8 @@ class CBEngineProtocol(LineProtocol):
 
     def __init__(self, library: Any, write: Optional[Callable[[str], None]] = None, name: Optional[str] = None,
                  grace: float = DEFAULT_GRACE_S, fatal: Optional[Callable[[int], None]] = None,
-                 rules_ready: Optional[threading.Event] = None, clock: str = "auto") -> None:
+                 rules_ready: Optional[threading.Event] = None, clock: str = "auto",
+                 score: str = "auto") -> None:
         super().__init__(write)
         self.library = library
         self.grace = grace
@@ -776,6 +787,11 @@ class CBEngineProtocol(LineProtocol):
         # Cake 1.89 says protocol version 2 but reads info bit 3 as "all-scores search", not as a clock unit
         self.incremental = clock == "incremental" or (clock == "auto" and self.protocol_version >= 2
                                                        and not self.name.lower().startswith("cake"))
+        if score not in SCORE_VIEWS:
+            raise ValueError(f"score must be one of {', '.join(SCORE_VIEWS)}, not {score!r}")
+        # GuiNN 2.06 shows its "Eval" from Black's (Red's) point of view whoever is to move
+        self.score_view = score if score != "auto" else (
+            "black" if self.name.lower().startswith("guinn") else "mover")
         self.game: Any = None
         self.position_given = False
         self._continues_from: Optional[Any] = None   # the position the library's last move produced
@@ -997,11 +1013,17 @@ class CBEngineProtocol(LineProtocol):
             job.last_report = report
             parts = ["info", "depth", str(report.depth)]
             if report.score_cp is not None:
-                parts += ["score", "cp", str(report.score_cp)]
+                parts += ["score", "cp", str(self._mover_score(report.score_cp, job.position.turn))]
             if report.nodes is not None:
                 parts += ["nodes", str(report.nodes)]
             parts += ["time", str(int((now - job.started) * 1000))]
             self.write(" ".join(parts))
+
+    def _mover_score(self, shown: int, turn: int) -> int:
+        """A status string's score (in ``score_view``'s point of view) as the side to move's (turn 0: Black)."""
+        if self.score_view == "black" and turn == 1 or self.score_view == "white" and turn == 0:
+            return -shown
+        return shown
 
     def _watch(self, job: _Job) -> None:
         """The watcher: status lines, the depth/nodes and time limits, and the grace after playnow."""
@@ -1126,6 +1148,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--clock", choices=CLOCK_MODES, default=None,
                    help="how a clock reaches the library: incremental (info/moreinfo bits), maxtime (its share, "
                         "exact), auto (default: incremental for protocol version 2, except Cake)")
+    p.add_argument("--score", choices=SCORE_VIEWS, default=None,
+                   help="whose view the library's status score takes: mover (the side to move), black, white, "
+                        "auto (default: black for GuiNN, mover for the rest); info lines give the mover's")
     args = p.parse_args(list(argv) if argv is not None else None)
 
     def usage_error(text: str) -> int:
@@ -1161,7 +1186,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 print(f"uci-checkers cbengine: note: the library returned 0 for {command!r} from {args.ini}"
                       + (f": {reply}" if reply else ""), file=sys.stderr)
         proto = CBEngineProtocol(library, grace=args.grace, rules_ready=ready,
-                                 clock=args.clock or settings.clock or "auto")
+                                 clock=args.clock or settings.clock or "auto",
+                                 score=args.score or settings.score or "auto")
     except LibraryFailed as exc:
         library.close()
         return usage_error(f"the library failed at start: {exc}")
