@@ -74,10 +74,10 @@ def fresh_copy(library: Path, folder: Path, name: Optional[str] = None) -> Path:
 class Session:
     """One CBEngineProtocol in this process; its output lines in a queue, its fatal exits recorded."""
 
-    def __init__(self, library: object, grace: float = 2.0) -> None:
+    def __init__(self, library: object, grace: float = 2.0, **options: str) -> None:
         self.out: "queue.Queue[str]" = queue.Queue()
         self.exits: list[int] = []
-        self.proto = cb.CBEngineProtocol(library, write=self.out.put, fatal=self.exits.append, grace=grace)
+        self.proto = cb.CBEngineProtocol(library, write=self.out.put, fatal=self.exits.append, grace=grace, **options)
 
     def send(self, *lines: str) -> None:
         for line in lines:
@@ -104,11 +104,17 @@ class Session:
         return seen
 
 
-def native_session(engine_so: Path, folder: Path, monkeypatch, mode: str = "first", grace: float = 2.0) -> tuple[Session, Path]:
+def native_session(engine_so: Path, folder: Path, monkeypatch, mode: str = "first", grace: float = 2.0,
+                   setup: tuple[str, ...] = (), **options: str) -> tuple[Session, Path]:
+    """A session over a fresh copy of the test engine; ``setup``: enginecommands sent before the protocol
+    asks the library its name; ``options``: CBEngineProtocol's keywords (clock=, score=)."""
     log = folder / "engine.log"
     monkeypatch.setenv("CB_TEST_LOG", str(log))
     monkeypatch.setenv("CB_TEST_MODE", mode)
-    return Session(cb.NativeLibrary(fresh_copy(engine_so, folder)), grace), log
+    library = cb.NativeLibrary(fresh_copy(engine_so, folder))
+    for command in setup:
+        assert library.command(command)[0] == 1
+    return Session(library, grace, **options), log
 
 
 def logged(log: Path, word: str) -> list[str]:
@@ -319,14 +325,7 @@ def test_clocks_reach_the_library_as_incremental_time(engine_so, tmp_path, monke
     ((), "auto", True), (("set protocolversion 1",), "auto", False), (("set name Cake 1.89g",), "auto", False),
     ((), "maxtime", False), (("set protocolversion 1",), "incremental", True)])
 def test_how_a_clock_reaches_the_library(engine_so, tmp_path, monkeypatch, setup, clock, incremental):
-    log = tmp_path / "engine.log"
-    monkeypatch.setenv("CB_TEST_LOG", str(log))
-    library = cb.NativeLibrary(fresh_copy(engine_so, tmp_path))
-    for command in setup:
-        assert library.command(command)[0] == 1
-    s = Session.__new__(Session)
-    s.out, s.exits = queue.Queue(), []
-    s.proto = cb.CBEngineProtocol(library, write=s.out.put, fatal=s.exits.append, clock=clock)
+    s, log = native_session(engine_so, tmp_path, monkeypatch, setup=setup, clock=clock)
     s.send("position startpos", "go wtime 3000 btime 3000 movestogo 2")
     s.until("^bestmove")
     line = logged(log, "getmove")[-1]
@@ -342,14 +341,7 @@ def test_how_a_clock_reaches_the_library(engine_so, tmp_path, monkeypatch, setup
     ((), "black", " moves 11-15", -1), ((), "white", "", -1), ((), "white", " moves 11-15", 1),
     (("set name GuiNN Checkers 2.06",), "mover", " moves 11-15", 1)])
 def test_status_scores_are_turned_to_the_side_to_move(engine_so, tmp_path, monkeypatch, setup, score, moves, sign):
-    monkeypatch.setenv("CB_TEST_LOG", str(tmp_path / "engine.log"))
-    monkeypatch.setenv("CB_TEST_MODE", "status")
-    library = cb.NativeLibrary(fresh_copy(engine_so, tmp_path))
-    for command in setup:
-        assert library.command(command)[0] == 1
-    s = Session.__new__(Session)
-    s.out, s.exits = queue.Queue(), []
-    s.proto = cb.CBEngineProtocol(library, write=s.out.put, fatal=s.exits.append, score=score)
+    s, _ = native_session(engine_so, tmp_path, monkeypatch, mode="status", setup=setup, score=score)
     s.send("position startpos" + moves, "go movetime 100")
     scores = [int(m.group(1)) for line in s.until("^bestmove") if (m := re.match(r"info depth \d+ score cp (-?\d+)", line))]
     assert scores and all(value * sign > 0 for value in scores), scores   # the library shows +0.05 a depth
