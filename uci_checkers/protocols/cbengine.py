@@ -38,8 +38,8 @@ Mapping.
   shows ``depth N`` (and ``eval``/``value``/``score``, ``nodes``), as ``info depth N [score cp S]
   [nodes N] time T``, the score turned to the side to move's view: most libraries show it so, GuiNN
   from Black's view whoever moves (``--score``, ini ``score``; ``auto`` knows GuiNN by its name;
-  GuiNN's lines during an iteration may still show its root move's own score).  ``getmove``'s return value appears as ``info string getmove result:
-  win|loss|draw|unknown``.
+  GuiNN's lines during an iteration may still show its root move's own score).  ``getmove``'s
+  return value appears as ``info string getmove result: win|loss|draw|unknown``.
 * ``bestmove`` is the move the library played, as a full landing path: the board it left when that
   changed (Cake and GuiNN only play the move on the board, as CheckerBoard reads it), else its
   ``CBmove``; the rules core checks it.  An illegal, ambiguous or missing move is an ``info string
@@ -1021,7 +1021,7 @@ class CBEngineProtocol(LineProtocol):
 
     def _mover_score(self, shown: int, turn: int) -> int:
         """A status string's score (in ``score_view``'s point of view) as the side to move's (turn 0: Black)."""
-        if self.score_view == "black" and turn == 1 or self.score_view == "white" and turn == 0:
+        if (self.score_view, turn) in (("black", 1), ("white", 0)):
             return -shown
         return shown
 
