@@ -704,14 +704,11 @@ def read_ini(path: Path) -> IniSettings:
         if section == "engine" and key.lower() == "directory":
             folder = Path(value).expanduser()
             settings.directory = folder if folder.is_absolute() else (path.parent / folder).resolve()
-        elif section == "engine" and key.lower() == "clock":
-            if value.lower() not in CLOCK_MODES:
-                raise IniError(f"{where}: clock is one of {', '.join(CLOCK_MODES)}, not {value!r}")
-            settings.clock = value.lower()
-        elif section == "engine" and key.lower() == "score":
-            if value.lower() not in SCORE_VIEWS:
-                raise IniError(f"{where}: score is one of {', '.join(SCORE_VIEWS)}, not {value!r}")
-            settings.score = value.lower()
+        elif section == "engine" and key.lower() in ("clock", "score"):
+            choices = CLOCK_MODES if key.lower() == "clock" else SCORE_VIEWS
+            if value.lower() not in choices:
+                raise IniError(f"{where}: {key.lower()} is one of {', '.join(choices)}, not {value!r}")
+            setattr(settings, key.lower(), value.lower())
         elif section == "options" and key.lower() == "hash":
             if not value.isdigit() or int(value) < 1:
                 raise IniError(f"{where}: Hash needs a size in MB, not {value!r}")
