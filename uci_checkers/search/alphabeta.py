@@ -76,7 +76,7 @@ import numpy as np
 
 from ..rules import movegen as mg
 from . import tt as ttm
-from ..util.jit import borrow, ctz, kernel, popcount
+from ..util.jit import borrow, ctz, kernel, popcount, prefetch
 from ..rules.bitboard import BLACK_CROWN, SQUARES, WHITE_CROWN
 from ..egdb.probe import NOT_FOUND_SCORE as EGDB_NO_SCORE
 from ..egdb.probe import empty_table as egdb_empty_table
@@ -485,6 +485,8 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
         mv = _pick_move(ws, start, i, n) if n > 1 else ws[start]
         b2, w2, k2b = mg.make_move(black, white, kings, stm, mv)
         key2 = key ^ mg.hash_delta(black, white, kings, stm, mv)
+        # the child probes the table only after its static score: start the load of its bucket now
+        prefetch(tt, ttm.bucket_of(tt, key2))
         # irreversible: a capture or a man move resets the no-progress counter
         if capt or ((kings >> (mv & 63)) & 1) == 0:
             qp2 = 0

@@ -31,7 +31,9 @@ it off).
 Bit intrinsics
 --------------
 ``popcount`` and ``ctz`` lower to LLVM's ``ctpop``/``cttz`` (one instruction each
-on x86-64) instead of a Python-level loop.
+on x86-64) instead of a Python-level loop.  ``prefetch(array, index)`` lowers to
+``llvm.prefetch``: the search starts loading a child's table bucket before the child
+needs it (a prefetch never faults and changes no result).
 
 Raw memory
 ----------
@@ -61,13 +63,13 @@ from typing import Optional
 import numba
 from numba import njit as _njit
 from numba import types
-from numba.core import caching
+from numba.core import caching, cgutils
 from numba.extending import intrinsic
 
 from .cachedir import user_cache_dir
 from .imports import imports_of, package_modules
 
-__all__ = ["kernel", "c_kernel", "call_address", "popcount", "ctz", "borrow", "bytes_at", "words_at", "CACHE_DIR",
+__all__ = ["kernel", "c_kernel", "call_address", "popcount", "ctz", "prefetch", "borrow", "bytes_at", "words_at", "CACHE_DIR",
            "SOURCE_HASH", "types", "has_cached_kernels"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent      # uci_checkers/ (this module is util/jit.py)
@@ -313,6 +315,30 @@ def popcount(typingctx, x):
         return builder.ctpop(args[0])
 
     return x(x), codegen
+
+
+@intrinsic
+def prefetch(typingctx, arr, index):
+    """Ask the CPU to bring ``arr[index]`` into its caches (no effect on results; an index
+    outside the array is harmless: a prefetch never faults)."""
+    if not isinstance(arr, types.Array) or not isinstance(index, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        from llvmlite import ir
+
+        ary = context.make_array(sig.args[0])(context, builder, value=args[0])
+        addr = builder.add(builder.ptrtoint(ary.data, ir.IntType(64)),
+                           builder.mul(args[1], ir.Constant(ir.IntType(64), context.get_abi_sizeof(
+                               context.get_data_type(sig.args[0].dtype)))))
+        ptr_t = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [ptr_t, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        builder.call(fn, [builder.inttoptr(addr, ptr_t), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(arr, index), codegen
 
 
 @intrinsic
