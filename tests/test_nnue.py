@@ -91,6 +91,24 @@ def test_features_match_the_reference():
             assert got == want, pos.fen()
 
 
+def test_byte_layers_at_the_ends_of_their_ranges_match_the_reference():
+    """The small hidden layers run as byte dot products (util.jit.clipped_dot): weights at -128 and 127
+    against inputs clipped at 127, where a 16-bit pairwise sum would be nearest to saturating."""
+    rng = np.random.default_rng(12)
+    net = random_net(seed=12)
+    net[N.O_W1:N.O_B1] = rng.integers(-60, 200, N.N_IN * N.H)     # many inputs clipped at QA
+    for b in range(N.N_BUCKETS):
+        base = N.O_BUCKETS + b * N.BUCKET_SIZE
+        net[base + N.B_W2:base + N.B_B2] = rng.choice([-128, 127, -1, 0], N.L2 * 2 * N.H)
+        net[base + N.B_W3:base + N.B_B3] = rng.choice([-128, 127, 3], N.L3 * N.L2)
+    N.check_ranges(net)
+    knet = N.kernel_net(net)
+    acc = N.new_accumulators()
+    for pos in random_positions(40, seed=13):
+        got = int(N.evaluate_position(pos.black, pos.white, pos.kings, pos.turn, knet, acc))
+        assert got == reference_eval(pos, net), pos.fen()
+
+
 def test_kernel_forward_pass_matches_the_reference():
     net = random_net()
     knet = N.kernel_net(net)
@@ -184,7 +202,11 @@ def test_network_file_round_trip_and_refusals(tmp_path):
     with pytest.raises(ValueError, match="int16"):
         W.save_network(tmp_path / "big.weights", big, {})
     big = net.copy()
-    big[N.O_BUCKETS + N.B_W2:N.O_BUCKETS + N.B_W2 + 2 * N.H] = 600   # 127 * 256 * 600 > 2^24: inexact
+    big[N.O_BUCKETS + N.B_W3] = 128          # the small hidden layers' weights are bytes (clipped_dot)
+    with pytest.raises(ValueError, match="byte range"):
+        W.save_network(tmp_path / "big.weights", big, {})
+    big = net.copy()
+    big[N.O_BUCKETS + N.B_B2] = 140_000       # 127 * (140,000 + weights) > 2^24: inexact
     with pytest.raises(ValueError, match="exact"):
         W.save_network(tmp_path / "big.weights", big, {})
     big = net.copy()
@@ -249,8 +271,8 @@ def best_network_reply(children, net, acc) -> int:
 def test_depth_one_search_scores_are_the_static_network_scores(tmp_path):
     """At depth 1 a root child where neither side can capture is a leaf: the search's score is the best
     of minus the children's evaluations (the lazy stack is refreshed at ply 1)."""
-    net = N.kernel_net(random_net(seed=2))
-    weights = W.save_network(tmp_path / "n.weights", net.astype(np.int32), {"test": True})
+    weights = W.save_network(tmp_path / "n.weights", random_net(seed=2), {"test": True})
+    net = N.kernel_net(weights.table)
     acc = N.new_accumulators()
     checked = 0
     for pos, children in quiet_leaf_roots(80):
@@ -308,8 +330,8 @@ def test_static_score_cache_answers_with_the_evaluation(tmp_path):
 def test_new_weights_forget_the_cached_static_scores(tmp_path):
     """A searcher that has searched with one evaluation and is given another scores with the new one:
     depth-1 scores after the switch are the network's static scores, not cached pattern scores."""
-    net = N.kernel_net(random_net(seed=2))
-    weights = W.save_network(tmp_path / "n.weights", net.astype(np.int32), {"test": True})
+    weights = W.save_network(tmp_path / "n.weights", random_net(seed=2), {"test": True})
+    net = N.kernel_net(weights.table)
     acc = N.new_accumulators()
     searcher = Searcher(1, W.pattern_weights())
     checked = 0

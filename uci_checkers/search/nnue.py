@@ -31,7 +31,10 @@ units and ``sum // QB`` brings it back to activation units.  The output layer's
 weights and bias are also multiplied by the centi-men scale of the training data,
 so the output sum divided by ``QA * QB`` is the score in centi-men.  The file holds the
 integers as int32; the kernels compute with the same integers held in float32, exactly
-(see ``EXACT``).
+(see ``EXACT``), except the two small hidden layers: their weights must be bytes (-128..127)
+and the kernel array holds a byte copy of them, which the byte dot products of
+:func:`uci_checkers.util.jit.clipped_dot` read (exact int32 sums: the same numbers as in
+float32, three times faster where the CPU has byte dot-product instructions).
 
 The incremental accumulator
 ---------------------------
@@ -53,7 +56,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..util.jit import borrow, ctz, kernel, popcount
+from ..util.jit import borrow, clipped_dot, ctz, kernel, popcount
 from ..rules.bitboard import SQUARE_TO_BIT
 from .layouts import NETWORK_LAYOUT
 
@@ -80,6 +83,14 @@ B_BO = B_WO + L3
 BUCKET_SIZE = B_BO + 1
 NET_SIZE = O_BUCKETS + N_BUCKETS * BUCKET_SIZE
 
+# The kernel array (kernel_net) is the NET_SIZE weights as float32, then a byte copy of each bucket's
+# W2 and W3 (signed bytes, in the same order), padded to whole float32 words.
+O_BYTES = NET_SIZE                       # float32 index where the bytes begin
+BYTES_W2 = 0                             # byte offsets inside one bucket's bytes
+BYTES_W3 = L2 * 2 * H
+BUCKET_BYTES = BYTES_W3 + L3 * L2
+KERNEL_NET_SIZE = NET_SIZE + (N_BUCKETS * BUCKET_BYTES + 3) // 4
+
 # The kernels compute in float32 on exact integers: every weight is an integer, and the quantiser
 # bounds them (``check_ranges``) so that no sum ever leaves float32's exact integer range (2^24).
 # That is the same arithmetic as int32, but numba multiplies int32 into int64 and vectorizes the
@@ -87,16 +98,31 @@ NET_SIZE = O_BUCKETS + N_BUCKETS * BUCKET_SIZE
 EXACT = 2**24
 
 # The accumulator stack: plies 0..ACC_PLIES-1 of the search, each two perspectives of H (flat,
-# float32), then scratch rows for the clipped inputs and the hidden layers.
+# float32), then scratch rows for the two hidden layers.
 ACC_PLIES = 128
 ROW = 2 * H
 ACC_SCRATCH = ACC_PLIES * ROW
-ACC_SIZE = ACC_SCRATCH + ROW + L2 + L3
+ACC_SIZE = ACC_SCRATCH + L2 + L3
 
 
 def kernel_net(net: np.ndarray) -> np.ndarray:
-    """The quantised integer weights as the kernels take them (float32, the same integers)."""
-    return np.ascontiguousarray(net, dtype=np.float32)
+    """The quantised integer weights as the kernels take them: float32 (the same integers), then the
+    byte copy of the small hidden layers (see ``O_BYTES``).  An array that already is one is
+    returned as it is."""
+    if net.dtype == np.float32 and net.shape == (KERNEL_NET_SIZE,):
+        return net
+    w = np.asarray(net)
+    if w.shape != (NET_SIZE,):
+        raise ValueError(f"network must have shape ({NET_SIZE},), not {w.shape}")
+    out = np.zeros(KERNEL_NET_SIZE, dtype=np.float32)
+    out[:NET_SIZE] = w
+    raw = out[O_BYTES:].view(np.int8)
+    for b in range(N_BUCKETS):
+        base = O_BUCKETS + b * BUCKET_SIZE
+        at = b * BUCKET_BYTES
+        raw[at + BYTES_W2:at + BYTES_W3] = np.clip(w[base + B_W2:base + B_B2], -128, 127)
+        raw[at + BYTES_W3:at + BUCKET_BYTES] = np.clip(w[base + B_W3:base + B_B3], -128, 127)
+    return out
 
 
 def check_ranges(net: np.ndarray) -> None:
@@ -108,6 +134,9 @@ def check_ranges(net: np.ndarray) -> None:
         raise ValueError("first-layer weights out of int16 range")
     for b in range(N_BUCKETS):
         base = O_BUCKETS + b * BUCKET_SIZE
+        small = w[base + B_W2:base + B_B2], w[base + B_W3:base + B_B3]
+        if min(x.min() for x in small) < -128 or max(x.max() for x in small) > 127:
+            raise ValueError("hidden-layer weights out of byte range (-128..127)")
         w2 = np.abs(w[base + B_W2:base + B_B2]).reshape(L2, 2 * H).sum(axis=1) + np.abs(w[base + B_B2:base + B_W3])
         w3 = np.abs(w[base + B_W3:base + B_B3]).reshape(L3, L2).sum(axis=1) + np.abs(w[base + B_B3:base + B_WO])
         if QA * max(w2.max(), w3.max()) >= EXACT:
@@ -232,53 +261,29 @@ def update(b0, w0, k0, b1, w1, k1, net, acc, src, dst):
                 acc[a + H + j] += net[f1 + j]
 
 
+_dot_l2 = clipped_dot(H, L2)                 # [acc_stm, acc_opp] -> L2 sums
+_dot_l3 = clipped_dot(L2 // 2, L3)           # the L2 activations (two halves) -> L3 sums
+
+
 @kernel(fastmath=True)
 def forward(acc, row, stm, bucket, net):
     """The score (centi-men, side to move's view) of the accumulators at ply ``row``."""
     x = ACC_SCRATCH
-    a = _at(row * ROW + stm * H)             # the side to move's accumulator first
+    a = _at(row * ROW + stm * H)             # the side to move's accumulator first (clipped by the dot)
     o = _at(row * ROW + (1 - stm) * H)
-    for j in range(H):
-        acc[x + j] = min(max(acc[a + j], np.float32(0)), np.float32(QA))
-    for j in range(H):
-        acc[x + H + j] = min(max(acc[o + j], np.float32(0)), np.float32(QA))
     base = _at(O_BUCKETS + bucket * BUCKET_SIZE)
-    h2 = x + ROW
-    # eight neurons at a time: eight independent sums keep the vector units busy (one sum at a time
-    # waits on each addition's latency: measured 4 times slower)
-    for i0 in range(0, L2, 8):
-        w = base + B_W2 + i0 * ROW
-        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = np.float32(0)
-        for j in range(ROW):
-            v = acc[x + j]
-            s0 += v * net[w + j]
-            s1 += v * net[w + ROW + j]
-            s2 += v * net[w + 2 * ROW + j]
-            s3 += v * net[w + 3 * ROW + j]
-            s4 += v * net[w + 4 * ROW + j]
-            s5 += v * net[w + 5 * ROW + j]
-            s6 += v * net[w + 6 * ROW + j]
-            s7 += v * net[w + 7 * ROW + j]
-        for k, s in enumerate((s0, s1, s2, s3, s4, s5, s6, s7)):
-            t = np.floor((s + net[base + B_B2 + i0 + k]) / np.float32(QB))
-            acc[h2 + i0 + k] = min(max(t, np.float32(0)), np.float32(QA))
+    wbytes = _at(O_BYTES * 4 + bucket * BUCKET_BYTES)
+    h2 = x
+    # the two hidden layers as byte dot products (exact sums, see clipped_dot), then bias and clipping
+    _dot_l2(acc, a, o, net, wbytes + BYTES_W2, acc, h2)
+    for k in range(L2):
+        t = np.floor((acc[h2 + k] + net[base + B_B2 + k]) / np.float32(QB))
+        acc[h2 + k] = min(max(t, np.float32(0)), np.float32(QA))
     h3 = h2 + L2
-    for i0 in range(0, L3, 8):              # the same pattern (one sum per neuron, eight at a time)
-        w = _at(base + B_W3 + i0 * L2)
-        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = np.float32(0)
-        for j in range(L2):
-            v = acc[h2 + j]
-            s0 += v * net[w + j]
-            s1 += v * net[w + L2 + j]
-            s2 += v * net[w + 2 * L2 + j]
-            s3 += v * net[w + 3 * L2 + j]
-            s4 += v * net[w + 4 * L2 + j]
-            s5 += v * net[w + 5 * L2 + j]
-            s6 += v * net[w + 6 * L2 + j]
-            s7 += v * net[w + 7 * L2 + j]
-        for k, s in enumerate((s0, s1, s2, s3, s4, s5, s6, s7)):
-            t = np.floor((s + net[base + B_B3 + i0 + k]) / np.float32(QB))
-            acc[h3 + i0 + k] = min(max(t, np.float32(0)), np.float32(QA))
+    _dot_l3(acc, h2, h2 + L2 // 2, net, wbytes + BYTES_W3, acc, h3)
+    for k in range(L3):
+        t = np.floor((acc[h3 + k] + net[base + B_B3 + k]) / np.float32(QB))
+        acc[h3 + k] = min(max(t, np.float32(0)), np.float32(QA))
     wo = _at(base + B_WO)
     out = net[base + B_BO]                   # exact in float32 too (check_ranges bounds the output sum)
     for j in range(L3):
@@ -317,8 +322,8 @@ def evaluate_at(ws, base, ply, stm, nn):
     bring its accumulators up to date from the nearest computed ancestor (a full recompute at ply 1),
     then run the layers."""
     whole = borrow(nn)
-    net = whole[:NET_SIZE]
-    acc = whole[NET_SIZE:]
+    net = whole[:KERNEL_NET_SIZE]
+    acc = whole[KERNEL_NET_SIZE:]
     q = ply
     while q > 1 and ws[base + POS_WORDS * q + 3] == 0:
         q -= 1

@@ -35,6 +35,15 @@ on x86-64) instead of a Python-level loop.  ``prefetch(array, index)`` lowers to
 ``llvm.prefetch``: the search starts loading a child's table bucket before the child
 needs it (a prefetch never faults and changes no result).
 
+Byte dot products
+-----------------
+``clipped_dot(half, n_out)`` makes the intrinsic of the network's small layers: inputs
+clipped to 0..127 as unsigned bytes, weights signed bytes, exact int32 sums.  It is
+written as whole-vector LLVM IR (zero-extend, sign-extend, multiply, add-reduce)
+because numba types every integer product as int64, which hides the byte pattern; from
+the IR, LLVM picks the machine's best instruction (``vpdpbusd`` with AVX-512 VNNI, 64
+products at once; ``pmaddubsw``/``pmaddwd`` with AVX2; plain code elsewhere).
+
 Raw memory
 ----------
 ``bytes_at(address, n)`` and ``words_at(address, n)`` are uint8 / int64 arrays over
@@ -69,7 +78,7 @@ from numba.extending import intrinsic
 from .cachedir import user_cache_dir
 from .imports import imports_of, package_modules
 
-__all__ = ["kernel", "c_kernel", "call_address", "popcount", "ctz", "prefetch", "borrow", "bytes_at", "words_at", "CACHE_DIR",
+__all__ = ["kernel", "c_kernel", "call_address", "popcount", "ctz", "prefetch", "clipped_dot", "borrow", "bytes_at", "words_at", "CACHE_DIR",
            "SOURCE_HASH", "types", "has_cached_kernels"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent      # uci_checkers/ (this module is util/jit.py)
@@ -339,6 +348,58 @@ def prefetch(typingctx, arr, index):
         return context.get_dummy_value()
 
     return types.void(arr, index), codegen
+
+
+def clipped_dot(half: int, n_out: int):
+    """The intrinsic ``dot(src, a_off, b_off, w, w_byte, dst, d_off)`` (``src``, ``w``, ``dst``: float32
+    arrays): the inputs are ``src[a_off:a_off + half]`` then ``src[b_off:b_off + half]``, each clipped to
+    0..127 (they must hold integers); the weights are ``n_out`` rows of ``2 * half`` signed bytes from
+    byte ``w_byte`` of ``w``'s memory (row-major); ``dst[d_off + i]`` receives row ``i``'s sum, exact
+    (an int32, held in float32: exact while below 2^24 in magnitude, which 2 * half * 127 * 128 is for
+    the sizes used)."""
+    n_in = 2 * half
+    if n_in * 127 * 128 >= 2**24:
+        raise ValueError("sums of that many inputs would not be exact in float32")
+
+    @intrinsic
+    def dot(typingctx, src, a_off, b_off, w, w_byte, dst, d_off):
+        if not all(isinstance(t, types.Array) for t in (src, w, dst)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            from llvmlite import ir
+
+            f32, i8, i32, i64 = ir.FloatType(), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+            src_a, w_a, dst_a = (context.make_array(sig.args[k])(context, builder, value=args[k]) for k in (0, 3, 5))
+            offsets = [context.cast(builder, args[k], sig.args[k], types.int64) for k in (1, 2, 4, 6)]
+
+            def load(ptr, elem, index, n):
+                at = builder.gep(builder.bitcast(ptr, elem.as_pointer()), [index])
+                return builder.load(builder.bitcast(at, ir.VectorType(elem, n).as_pointer()), align=1)
+
+            low = ir.Constant(ir.VectorType(f32, half), [0.0] * half)
+            high = ir.Constant(ir.VectorType(f32, half), [127.0] * half)
+            parts = []
+            for off in offsets[:2]:
+                v = load(src_a.data, f32, off, half)
+                v = builder.select(builder.fcmp_ordered("<", v, low), low, v)
+                v = builder.select(builder.fcmp_ordered(">", v, high), high, v)
+                parts.append(builder.fptoui(v, ir.VectorType(i8, half)))
+            x = builder.shuffle_vector(parts[0], parts[1], ir.Constant(ir.VectorType(i32, n_in), list(range(n_in))))
+            x = builder.zext(x, ir.VectorType(i32, n_in))
+            reduce_add = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(i32, [ir.VectorType(i32, n_in)]), f"llvm.vector.reduce.add.v{n_in}i32")
+            for i in range(n_out):
+                row = builder.add(offsets[2], ir.Constant(i64, i * n_in))
+                wv = builder.sext(load(w_a.data, i8, row, n_in), ir.VectorType(i32, n_in))
+                total = builder.call(reduce_add, [builder.mul(x, wv)])
+                at = builder.gep(dst_a.data, [builder.add(offsets[3], ir.Constant(i64, i))])
+                builder.store(builder.sitofp(total, f32), at)
+            return context.get_dummy_value()
+
+        return types.void(src, a_off, b_off, w, w_byte, dst, d_off), codegen
+
+    return dot
 
 
 @intrinsic
