@@ -343,7 +343,10 @@ def prefetch(typingctx, arr, index):
         ptr_t = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
         fnty = ir.FunctionType(ir.VoidType(), [ptr_t, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        # the intrinsic's name carries its pointer type: "p0i8" while llvmlite writes typed pointers
+        # (newer LLVM reads that name as "p0"), "p0" once it writes opaque ones
+        suffix = "p0" if str(ptr_t) == "ptr" else "p0i8"
+        fn = cgutils.get_or_insert_function(builder.module, fnty, f"llvm.prefetch.{suffix}")
         builder.call(fn, [builder.inttoptr(addr, ptr_t), i32(0), i32(3), i32(1)])
         return context.get_dummy_value()
 
