@@ -34,3 +34,4 @@ def test_prefetch_changes_nothing_even_beyond_the_array():
     a = np.arange(1000, dtype=np.int64)
     for ahead in (0, 8, 999, 1 << 20):
         assert _sum_with_prefetch(a, ahead) == a.sum()
+        assert _sum_with_prefetch(a, np.int32(ahead)) == a.sum()      # any integer type of index

@@ -337,8 +337,9 @@ def prefetch(typingctx, arr, index):
         from llvmlite import ir
 
         ary = context.make_array(sig.args[0])(context, builder, value=args[0])
+        index = context.cast(builder, args[1], sig.args[1], types.int64)
         addr = builder.add(builder.ptrtoint(ary.data, ir.IntType(64)),
-                           builder.mul(args[1], ir.Constant(ir.IntType(64), context.get_abi_sizeof(
+                           builder.mul(index, ir.Constant(ir.IntType(64), context.get_abi_sizeof(
                                context.get_data_type(sig.args[0].dtype)))))
         ptr_t = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
@@ -366,7 +367,7 @@ def clipped_dot(half: int, n_out: int):
 
     @intrinsic
     def dot(typingctx, src, a_off, b_off, w, w_byte, dst, d_off):
-        if not all(isinstance(t, types.Array) for t in (src, w, dst)):
+        if not all(isinstance(t, types.Array) and t.dtype == types.float32 for t in (src, w, dst)):
             return None
 
         def codegen(context, builder, sig, args):
