@@ -268,12 +268,11 @@ _dot_l3 = clipped_dot(L2 // 2, L3)           # the L2 activations (two halves) -
 @kernel(fastmath=True)
 def forward(acc, row, stm, bucket, net):
     """The score (centi-men, side to move's view) of the accumulators at ply ``row``."""
-    x = ACC_SCRATCH
     a = _at(row * ROW + stm * H)             # the side to move's accumulator first (clipped by the dot)
     o = _at(row * ROW + (1 - stm) * H)
     base = _at(O_BUCKETS + bucket * BUCKET_SIZE)
     wbytes = _at(O_BYTES * 4 + bucket * BUCKET_BYTES)
-    h2 = x
+    h2 = ACC_SCRATCH
     # the two hidden layers as byte dot products (exact sums, see clipped_dot), then bias and clipping
     _dot_l2(acc, a, o, net, wbytes + BYTES_W2, acc, h2)
     for k in range(L2):

@@ -28,8 +28,8 @@ Every edit leaves the previous directory behind, so on import the stale siblings
 are pruned (see :func:`prune_stale_caches`; ``UCI_CHECKERS_CACHE_PRUNE=0`` turns
 it off).
 
-Bit intrinsics
---------------
+Bit and memory intrinsics
+-------------------------
 ``popcount`` and ``ctz`` lower to LLVM's ``ctpop``/``cttz`` (one instruction each
 on x86-64) instead of a Python-level loop.  ``prefetch(array, index)`` lowers to
 ``llvm.prefetch``: the search starts loading a child's table bucket before the child
@@ -338,9 +338,6 @@ def prefetch(typingctx, arr, index):
 
         ary = context.make_array(sig.args[0])(context, builder, value=args[0])
         index = context.cast(builder, args[1], sig.args[1], types.int64)
-        addr = builder.add(builder.ptrtoint(ary.data, ir.IntType(64)),
-                           builder.mul(index, ir.Constant(ir.IntType(64), context.get_abi_sizeof(
-                               context.get_data_type(sig.args[0].dtype)))))
         ptr_t = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
         fnty = ir.FunctionType(ir.VoidType(), [ptr_t, i32, i32, i32])
@@ -348,7 +345,7 @@ def prefetch(typingctx, arr, index):
         # (newer LLVM reads that name as "p0"), "p0" once it writes opaque ones
         suffix = "p0" if str(ptr_t) == "ptr" else "p0i8"
         fn = cgutils.get_or_insert_function(builder.module, fnty, f"llvm.prefetch.{suffix}")
-        builder.call(fn, [builder.inttoptr(addr, ptr_t), i32(0), i32(3), i32(1)])
+        builder.call(fn, [builder.bitcast(builder.gep(ary.data, [index]), ptr_t), i32(0), i32(3), i32(1)])
         return context.get_dummy_value()
 
     return types.void(arr, index), codegen
