@@ -607,13 +607,35 @@ def test_format_info_fields():
     assert format_info(info) == "info depth 7 seldepth 7 multipv 2 score mate 5 nodes 10 nps 10 hashfull 0 time 1"
 
 
+def test_phase_factor_spends_the_clock_early():
+    factors = [phase_factor(n) for n in range(24, 0, -1)]
+    assert factors == sorted(factors, reverse=True) and factors[0] > 2 * factors[-1]
+
+
+def test_a_sudden_death_game_keeps_time_for_its_ending():
+    """10 s + 0.1 s, each move using its optimum: about 1 s a move after the opening, the ending on about the
+    increment, and the clock never below 0.7 s (what it earns back in the ending: optimum = increment)."""
+    left, used = 10000.0, []
+    for move in range(70):
+        pieces = max(4, 24 - move // 3)
+        tm = TimeManager(GoParams(btime=int(left), wtime=10000, binc=100, winc=100), turn=0, overhead_ms=5,
+                         legal_count=7, pieces=pieces)
+        used.append(tm.optimum_ms)
+        left += 100 - tm.optimum_ms
+        assert left > 700
+    assert 700 < used[0] < 1200 and max(used[-10:]) < 200
+
+
 def test_time_manager_limits():
     tm = TimeManager(GoParams(btime=10000, wtime=5000, binc=100), turn=0, overhead_ms=50, legal_count=7)
     assert tm.limited and 0 < tm.optimum_ms <= tm.maximum_ms <= 0.8 * (10000 - 50)
     assert tm.optimum_ms == pytest.approx(((10000 - 50) / 30 + 75) * phase_factor(24))
+    assert tm.maximum_ms == pytest.approx(0.3 * (10000 - 50))           # sudden death: 30 % of what is left
     middle = TimeManager(GoParams(btime=10000, wtime=5000, binc=100), turn=0, overhead_ms=50, legal_count=7,
                          pieces=14)
-    assert middle.optimum_ms > tm.optimum_ms                             # the middle game gets more
+    assert middle.optimum_ms < tm.optimum_ms                             # the clock is spent early
+    tm = TimeManager(GoParams(btime=10000, movestogo=2), turn=0, overhead_ms=0, legal_count=7)
+    assert tm.maximum_ms == pytest.approx(8000)                          # a control in sight: up to 80 %
     tm = TimeManager(GoParams(btime=10000, wtime=300), turn=1, overhead_ms=50, legal_count=7)
     assert tm.maximum_ms <= 250                                          # White's clock: 300 - 50
     tm = TimeManager(GoParams(btime=1000, movestogo=1), turn=0, overhead_ms=100, legal_count=7)
@@ -639,15 +661,17 @@ def test_time_manager_soft_limit_and_ponderhit():
     assert tm.deadline() is not None and tm.deadline() - time.monotonic() <= tm.maximum_ms / 1000
     assert tm.elapsed_ms() < 1000
     # an optimum of 100 ms: far past it, stop; early, go on
-    tm = TimeManager(GoParams(btime=3000), turn=0, overhead_ms=0, legal_count=5, start=time.monotonic() - 1.0)
+    tm = TimeManager(GoParams(btime=3000), turn=0, overhead_ms=0, legal_count=5, start=time.monotonic() - 1.0,
+                     pieces=12)
     assert tm.iteration_done(3, False, 0) is True
     tm = TimeManager(GoParams(btime=300000), turn=0, overhead_ms=0, legal_count=5)
     assert tm.iteration_done(1, False, 0) is False
     # instability buys time: same elapsed, best move changing -> continue longer
+    # (an optimum of 800 ms: 30 s / 30 moves, phase factor 0.8 with 8 pieces)
     stable = TimeManager(GoParams(btime=30000), turn=0, overhead_ms=0, legal_count=5,
-                         start=time.monotonic() - 0.9)
+                         start=time.monotonic() - 0.9, pieces=8)
     unstable = TimeManager(GoParams(btime=30000), turn=0, overhead_ms=0, legal_count=5,
-                           start=time.monotonic() - 0.9)
+                           start=time.monotonic() - 0.9, pieces=8)
     stable._iteration_ends = [200.0, 400.0]
     unstable._iteration_ends = [200.0, 400.0]
     unstable._instability = 2.0

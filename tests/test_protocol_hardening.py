@@ -383,7 +383,7 @@ def test_debug_shows_the_time_plan_of_a_missing_clock_before_the_move(s):
         s.send("stop")
     plans = [line for line in out if line.startswith("info string time plan: ")]
     assert plans == ["info string time plan: black to move, btime not given: 0 ms, binc 0 ms, moves to go 30 "
-                     "(assumed), Move Overhead 5 ms, phase factor 0.7 (24 pieces): optimum 0 ms maximum 0 ms "
+                     "(assumed), Move Overhead 5 ms, phase factor 2.4 (24 pieces): optimum 0 ms maximum 0 ms "
                      "(lag kept back 0 ms)"], out
     assert lines.index(plans[0]) < lines.index(bestmoves(lines)[0])
     s.send("go depth 1")
