@@ -636,6 +636,7 @@ def test_time_manager_limits():
     assert middle.optimum_ms < tm.optimum_ms                             # the clock is spent early
     tm = TimeManager(GoParams(btime=10000, movestogo=2), turn=0, overhead_ms=0, legal_count=7)
     assert tm.maximum_ms == pytest.approx(8000)                          # a control in sight: up to 80 %
+    assert tm.optimum_ms == pytest.approx(5000)                          # ... but aim at half at most
     tm = TimeManager(GoParams(btime=10000, wtime=300), turn=1, overhead_ms=50, legal_count=7)
     assert tm.maximum_ms <= 250                                          # White's clock: 300 - 50
     tm = TimeManager(GoParams(btime=1000, movestogo=1), turn=0, overhead_ms=100, legal_count=7)

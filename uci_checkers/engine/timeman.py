@@ -91,7 +91,7 @@ class TimeManager:
       (``movestogo`` defaults to 30) scaled by the game phase (:func:`phase_factor`: most right after
       the opening, where games are decided, least in the endings), ``maximum = min(5 * optimum,
       80 % of what is left)`` (95 % with one move to the control; at most 30 % of it without a
-      ``movestogo``), where *left* is the clock minus ``Move Overhead``: the hard limit never passes the clock minus the overhead.  After each
+      ``movestogo``; the optimum at most half of it unless one move is left), where *left* is the clock minus ``Move Overhead``: the hard limit never passes the clock minus the overhead.  After each
       iteration the soft target grows while the best move keeps changing and when the score
       falls (:meth:`iteration_done`).  One legal move: play at once.
     * some clock field given (``wtime``, ``btime``, ``winc``, ``binc``, ``movestogo``) but not the
@@ -150,6 +150,9 @@ class TimeManager:
             left = max(0.0, float(own_time - self.overhead_ms))
             mtg = max(1, params.movestogo) if params.movestogo else DEFAULT_MOVES_TO_GO
             optimum = (left / mtg + 0.75 * max(0, own_inc)) * phase_factor(pieces)
+            if mtg > 1:
+                # a phase factor above 1 must not spend a control's last few moves on one of them
+                optimum = min(optimum, 0.5 * left)
             share = 0.95 if mtg == 1 else (0.8 if params.movestogo else SUDDEN_DEATH_MAX_SHARE)
             cap = min(left * share, max(0.0, left - self.lag_ms))
             maximum = min(cap, optimum * 5.0)
