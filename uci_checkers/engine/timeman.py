@@ -68,8 +68,10 @@ def phase_factor(pieces: int) -> float:
     Front-loaded: the first moves out of the opening (20-24 pieces) are where games between strong
     engines are decided (losses begin a few moves after the ballot: the strength issue), and where a
     deeper search still changes the move; the fewer pieces, the more the search sees at once and the
-    less time a move needs.  Measured at 10 s + 0.1 s: GuiNN spends about 1.2 s a move on plies 0-9
-    and plays its endings on the increment; these factors spend about 1 s there, 0.1-0.2 s late on.
+    less time a move needs.  At 10 s + 0.1 s GuiNN spends about 1.2 s a move on plies 0-9 and plays
+    its endings on the increment; with these factors the engine spent 0.9 s a move on plies 0-9 and
+    0.1-0.2 s from ply 30 on (measured in the anchor matches of 2026-12-04; the earlier factors,
+    0.7 for the opening and 1.3 for the middle game, spent about 0.3 s a move throughout).
     """
     if pieces >= 20:
         return 2.4
@@ -91,8 +93,9 @@ class TimeManager:
       (``movestogo`` defaults to 30) scaled by the game phase (:func:`phase_factor`: most right after
       the opening, where games are decided, least in the endings), ``maximum = min(5 * optimum,
       80 % of what is left)`` (95 % with one move to the control; at most 30 % of it without a
-      ``movestogo``; the optimum at most half of it unless one move is left), where *left* is the clock minus ``Move Overhead``: the hard limit never passes the clock minus the overhead.  After each
-      iteration the soft target grows while the best move keeps changing and when the score
+      ``movestogo``; the optimum at most half of it unless one move is left), where *left* is the
+      clock minus ``Move Overhead``: the hard limit never passes the clock minus the overhead.  After
+      each iteration the soft target grows while the best move keeps changing and when the score
       falls (:meth:`iteration_done`).  One legal move: play at once.
     * some clock field given (``wtime``, ``btime``, ``winc``, ``binc``, ``movestogo``) but not the
       side to move's clock: that clock counts as 0, so the move comes at once, as UCI engines do
