@@ -60,6 +60,7 @@ class GoParams:
 
 
 SUDDEN_DEATH_MAX_SHARE = 0.3    # a move of a sudden-death clock (no movestogo) never gets more of what is left
+CONTROL_OPTIMUM_SHARE = 0.5     # with movestogo >= 2, a move never aims at more of what is left
 
 
 def phase_factor(pieces: int) -> float:
@@ -71,7 +72,7 @@ def phase_factor(pieces: int) -> float:
     less time a move needs.  At 10 s + 0.1 s GuiNN spends about 1.2 s a move on plies 0-9 and plays
     its endings on the increment; with these factors the engine spent 0.9 s a move on plies 0-9 and
     0.1-0.2 s from ply 30 on (measured in the anchor matches of 2026-12-04; the earlier factors,
-    0.7 for the opening and 1.3 for the middle game, spent about 0.3 s a move throughout).
+    0.7 for the opening and 1.3 for the middle game, spent 0.3-0.4 s a move up to ply 40, then less).
     """
     if pieces >= 20:
         return 2.4
@@ -153,9 +154,10 @@ class TimeManager:
             left = max(0.0, float(own_time - self.overhead_ms))
             mtg = max(1, params.movestogo) if params.movestogo else DEFAULT_MOVES_TO_GO
             optimum = (left / mtg + 0.75 * max(0, own_inc)) * phase_factor(pieces)
-            if mtg > 1:
-                # a phase factor above 1 must not spend a control's last few moves on one of them
-                optimum = min(optimum, 0.5 * left)
+            if params.movestogo and mtg > 1:
+                # a phase factor above 1 must not spend a control's last few moves on one of them (without
+                # movestogo the hard limit, SUDDEN_DEATH_MAX_SHARE, already bounds the optimum below this)
+                optimum = min(optimum, CONTROL_OPTIMUM_SHARE * left)
             share = 0.95 if mtg == 1 else (0.8 if params.movestogo else SUDDEN_DEATH_MAX_SHARE)
             cap = min(left * share, max(0.0, left - self.lag_ms))
             maximum = min(cap, optimum * 5.0)
