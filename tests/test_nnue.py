@@ -4,6 +4,7 @@ the weights file of kind ``network``, and the search driving the network."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -91,9 +92,9 @@ def test_features_match_the_reference():
             assert got == want, pos.fen()
 
 
-def test_byte_layers_at_the_ends_of_their_ranges_match_the_reference():
-    """The small hidden layers run as byte dot products (util.jit.clipped_dot): weights at -128 and 127
-    against inputs clipped at 127, where a 16-bit pairwise sum would be nearest to saturating."""
+def extreme_byte_net() -> np.ndarray:
+    """Weights at -128 and 127 in the small layers against inputs often clipped at 127, where a 16-bit
+    pairwise sum would be nearest to saturating."""
     rng = np.random.default_rng(12)
     net = random_net(seed=12)
     net[N.O_W1:N.O_B1] = rng.integers(-60, 200, N.N_IN * N.H)     # many inputs clipped at QA
@@ -102,11 +103,52 @@ def test_byte_layers_at_the_ends_of_their_ranges_match_the_reference():
         net[base + N.B_W2:base + N.B_B2] = rng.choice([-128, 127, -1, 0], N.L2 * 2 * N.H)
         net[base + N.B_W3:base + N.B_B3] = rng.choice([-128, 127, 3], N.L3 * N.L2)
     N.check_ranges(net)
+    return net
+
+
+def test_byte_layers_at_the_ends_of_their_ranges_match_the_reference():
+    """The small layers run as byte dot products (util.jit.clipped_layers; vpdpbusd on this CPU if it
+    has AVX-512 VNNI), exact at the ends of the byte ranges."""
+    net = extreme_byte_net()
     knet = N.kernel_net(net)
     acc = N.new_accumulators()
     for pos in random_positions(40, seed=13):
         got = int(N.evaluate_position(pos.black, pos.white, pos.kings, pos.turn, knet, acc))
         assert got == reference_eval(pos, net), pos.fen()
+
+
+_PORTABLE_SCORES = """
+import json, sys
+import numpy as np
+from uci_checkers.search import nnue as N
+from uci_checkers.util import jit
+data = json.load(sys.stdin)
+knet = N.kernel_net(np.array(data["net"], dtype=np.int32))
+acc = N.new_accumulators()
+scores = [int(N.evaluate_position(b, w, k, t, knet, acc)) for b, w, k, t in data["positions"]]
+print(json.dumps({"vnni": jit.VNNI_512, "scores": scores}))
+"""
+
+
+@pytest.mark.parametrize("cpu", ["haswell", "x86-64"])
+def test_byte_layers_without_vnni_match_the_reference(tmp_path, cpu):
+    """Compiled for a CPU without AVX-512 VNNI (AVX2 only, or baseline x86-64), the small layers read
+    their weights row by row and reduce each output's products: the same integers."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    net = extreme_byte_net()
+    positions = random_positions(30, seed=13)
+    env = dict(os.environ, NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES="", UCI_CHECKERS_CACHE_DIR=str(tmp_path))
+    data = {"net": net.tolist(), "positions": [[p.black, p.white, p.kings, p.turn] for p in positions]}
+    done = subprocess.run([sys.executable, "-c", _PORTABLE_SCORES], input=json.dumps(data), env=env,
+                          cwd=Path(__file__).resolve().parent.parent,
+                          capture_output=True, text=True, timeout=300, check=True)
+    got = json.loads(done.stdout)
+    assert got["vnni"] is False
+    assert got["scores"] == [reference_eval(p, net) for p in positions]
 
 
 def test_kernel_forward_pass_matches_the_reference():
@@ -202,7 +244,7 @@ def test_network_file_round_trip_and_refusals(tmp_path):
     with pytest.raises(ValueError, match="int16"):
         W.save_network(tmp_path / "big.weights", big, {})
     big = net.copy()
-    big[N.O_BUCKETS + N.B_W3] = 128          # the small hidden layers' weights are bytes (clipped_dot)
+    big[N.O_BUCKETS + N.B_W3] = 128          # the small hidden layers' weights are bytes (clipped_layers)
     with pytest.raises(ValueError, match="byte range"):
         W.save_network(tmp_path / "big.weights", big, {})
     big = net.copy()

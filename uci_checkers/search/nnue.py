@@ -30,11 +30,12 @@ QB)`` and biases ``round(b * QA * QB)``, so a neuron's sum is in ``QA * QB``
 units and ``sum // QB`` brings it back to activation units.  The output layer's
 weights and bias are also multiplied by the centi-men scale of the training data,
 so the output sum divided by ``QA * QB`` is the score in centi-men.  The file holds the
-integers as int32; the kernels compute with the same integers held in float32, exactly
-(see ``EXACT``), except the two small hidden layers: their weights must be bytes (-128..127)
-and the kernel array holds a byte copy of them, which the byte dot products of
-:func:`uci_checkers.util.jit.clipped_dot` read (exact int32 sums: the same numbers as in
-float32, three times faster where the CPU has byte dot-product instructions).
+integers as int32; the kernels hold them in float32 (exact, see ``EXACT``): the first layer
+adds rows of them into float32 accumulators.  The two small hidden layers' weights must be bytes
+(-128..127): the kernel array holds a byte copy of them (in the order
+:func:`uci_checkers.util.jit.dot_weight_bytes` gives for this CPU), and
+:func:`uci_checkers.util.jit.clipped_layers` runs everything after the first layer in exact int32
+(byte dot products, ``vpdpbusd`` where the CPU has AVX-512 VNNI; ``sum // QB`` as a shift).
 
 The incremental accumulator
 ---------------------------
@@ -56,7 +57,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..util.jit import borrow, clipped_dot, ctz, kernel, popcount
+from ..util.jit import borrow, clipped_layers, ctz, dot_weight_bytes, kernel, popcount
 from ..rules.bitboard import SQUARE_TO_BIT
 from .layouts import NETWORK_LAYOUT
 
@@ -66,7 +67,7 @@ L2 = 16
 L3 = 32
 N_BUCKETS = 4                  # by piece count: 1-6, 7-12, 13-18, 19-24
 QA = 127                       # activation 1.0
-QB = 64                        # weight 1.0 of the small layers
+QB = 64                        # weight 1.0 of the small layers (a power of two: the kernels shift)
 SCORE_CLAMP = 2500             # centi-men: far below the mate scores of the search
 LAYOUT = NETWORK_LAYOUT        # names the sizes above (a test checks that it still does)
 
@@ -84,25 +85,22 @@ BUCKET_SIZE = B_BO + 1
 NET_SIZE = O_BUCKETS + N_BUCKETS * BUCKET_SIZE
 
 # The kernel array (kernel_net) is the NET_SIZE weights as float32, then a byte copy of each bucket's
-# W2 and W3 (signed bytes, in the same order), padded to whole float32 words.
+# W2 and W3 (signed bytes, ordered by util.jit.dot_weight_bytes), padded to whole float32 words.
 O_BYTES = NET_SIZE                       # float32 index where the bytes begin
 BYTES_W2 = 0                             # byte offsets inside one bucket's bytes
 BYTES_W3 = L2 * 2 * H
 BUCKET_BYTES = BYTES_W3 + L3 * L2
 KERNEL_NET_SIZE = NET_SIZE + (N_BUCKETS * BUCKET_BYTES + 3) // 4
 
-# The kernels compute in float32 on exact integers: every weight is an integer, and the quantiser
+# The accumulators are float32 holding exact integers: every weight is an integer, and the quantiser
 # bounds them (``check_ranges``) so that no sum ever leaves float32's exact integer range (2^24).
-# That is the same arithmetic as int32, but numba multiplies int32 into int64 and vectorizes the
-# float32 dot products far better (fastmath reassociates them; exact integers do not care).
+# That is the same arithmetic as int32, but numba adds int32 rows into int64; float32 rows vectorize.
 EXACT = 2**24
 
-# The accumulator stack: plies 0..ACC_PLIES-1 of the search, each two perspectives of H (flat,
-# float32), then scratch rows for the two hidden layers.
+# The accumulator stack: plies 0..ACC_PLIES-1 of the search, each two perspectives of H (flat, float32).
 ACC_PLIES = 128
 ROW = 2 * H
-ACC_SCRATCH = ACC_PLIES * ROW
-ACC_SIZE = ACC_SCRATCH + L2 + L3
+ACC_SIZE = ACC_PLIES * ROW
 
 
 def kernel_net(net: np.ndarray) -> np.ndarray:
@@ -120,8 +118,10 @@ def kernel_net(net: np.ndarray) -> np.ndarray:
     for b in range(N_BUCKETS):
         base = O_BUCKETS + b * BUCKET_SIZE
         at = b * BUCKET_BYTES
-        raw[at + BYTES_W2:at + BYTES_W3] = np.clip(w[base + B_W2:base + B_B2], -128, 127)
-        raw[at + BYTES_W3:at + BUCKET_BYTES] = np.clip(w[base + B_W3:base + B_B3], -128, 127)
+        w2 = np.clip(w[base + B_W2:base + B_B2], -128, 127).reshape(L2, 2 * H)
+        w3 = np.clip(w[base + B_W3:base + B_B3], -128, 127).reshape(L3, L2)
+        raw[at + BYTES_W2:at + BYTES_W3] = dot_weight_bytes(w2)
+        raw[at + BYTES_W3:at + BUCKET_BYTES] = dot_weight_bytes(w3)
     return out
 
 
@@ -166,7 +166,7 @@ FEAT = _feature_table()
 
 
 def new_accumulators() -> np.ndarray:
-    """The accumulator stack of one search thread (plus its scratch rows)."""
+    """The accumulator stack of one search thread."""
     return np.zeros(ACC_SIZE, dtype=np.float32)
 
 
@@ -261,33 +261,19 @@ def update(b0, w0, k0, b1, w1, k1, net, acc, src, dst):
                 acc[a + H + j] += net[f1 + j]
 
 
-_dot_l2 = clipped_dot(H, L2)                 # [acc_stm, acc_opp] -> L2 sums
-_dot_l3 = clipped_dot(L2 // 2, L3)           # the L2 activations (two halves) -> L3 sums
+_layers = clipped_layers(H, L2, L3, QB.bit_length() - 1)     # everything after the first layer
 
 
-@kernel(fastmath=True)
+@kernel
 def forward(acc, row, stm, bucket, net):
     """The score (centi-men, side to move's view) of the accumulators at ply ``row``."""
-    a = _at(row * ROW + stm * H)             # the side to move's accumulator first (clipped by the dot)
+    a = _at(row * ROW + stm * H)             # the side to move's accumulator first
     o = _at(row * ROW + (1 - stm) * H)
     base = _at(O_BUCKETS + bucket * BUCKET_SIZE)
     wbytes = _at(O_BYTES * 4 + bucket * BUCKET_BYTES)
-    h2 = ACC_SCRATCH
-    # the two hidden layers as byte dot products (exact sums, see clipped_dot), then bias and clipping
-    _dot_l2(acc, a, o, net, wbytes + BYTES_W2, acc, h2)
-    for k in range(L2):
-        t = np.floor((acc[h2 + k] + net[base + B_B2 + k]) / np.float32(QB))
-        acc[h2 + k] = min(max(t, np.float32(0)), np.float32(QA))
-    h3 = h2 + L2
-    _dot_l3(acc, h2, h2 + L2 // 2, net, wbytes + BYTES_W3, acc, h3)
-    for k in range(L3):
-        t = np.floor((acc[h3 + k] + net[base + B_B3 + k]) / np.float32(QB))
-        acc[h3 + k] = min(max(t, np.float32(0)), np.float32(QA))
-    wo = _at(base + B_WO)
-    out = net[base + B_BO]                   # exact in float32 too (check_ranges bounds the output sum)
-    for j in range(L3):
-        out += acc[h3 + j] * net[wo + j]
-    score = np.int64(np.floor(out / (QA * QB)))
+    out = _layers(acc, a, o, net, wbytes + BYTES_W2, wbytes + BYTES_W3, base + B_B2, base + B_B3, base + B_WO,
+                  base + B_BO)
+    score = out // (QA * QB)                 # floor division, as the reference's
     return -SCORE_CLAMP if score < -SCORE_CLAMP else (SCORE_CLAMP if score > SCORE_CLAMP else score)
 
 

@@ -37,12 +37,14 @@ needs it (a prefetch never faults and changes no result).
 
 Byte dot products
 -----------------
-``clipped_dot(half, n_out)`` makes the intrinsic of the network's small layers: inputs
-clipped to 0..127 as unsigned bytes, weights signed bytes, exact int32 sums.  It is
-written as whole-vector LLVM IR (zero-extend, sign-extend, multiply, add-reduce)
-because numba types every integer product as int64, which hides the byte pattern; from
-the IR, LLVM picks the machine's best instruction (``vpdpbusd`` with AVX-512 VNNI, 64
-products at once; ``pmaddubsw``/``pmaddwd`` with AVX2; plain code elsewhere).
+``clipped_layers(half, n2, n3, shift)`` makes the intrinsic of the network's small layers:
+inputs clipped to 0..127 as unsigned bytes, weights signed bytes, exact int32 sums, biases,
+shifts and clipping, and the output's dot product, all as whole-vector LLVM IR (numba types
+every integer product as int64, which hides the byte pattern).  With AVX-512 VNNI it calls
+``vpdpbusd`` on weights grouped by four inputs (:func:`dot_weight_bytes`), 16 outputs' sums in
+one register; elsewhere each output multiplies and add-reduces its row, and LLVM picks the
+machine's best instructions (``pmaddubsw``/``pmaddwd`` with AVX2, plain code elsewhere).  The
+choice follows the CPU numba compiles for, which also keys the compile cache.
 
 Raw memory
 ----------
@@ -70,6 +72,7 @@ from pathlib import Path
 from typing import Optional
 
 import numba
+import numpy as np
 from numba import njit as _njit
 from numba import types
 from numba.core import caching, cgutils
@@ -78,7 +81,7 @@ from numba.extending import intrinsic
 from .cachedir import user_cache_dir
 from .imports import imports_of, package_modules
 
-__all__ = ["kernel", "c_kernel", "call_address", "popcount", "ctz", "prefetch", "clipped_dot", "borrow", "bytes_at", "words_at", "CACHE_DIR",
+__all__ = ["kernel", "c_kernel", "call_address", "popcount", "ctz", "prefetch", "clipped_layers", "dot_weight_bytes", "VNNI_512", "borrow", "bytes_at", "words_at", "CACHE_DIR",
            "SOURCE_HASH", "types", "has_cached_kernels"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent      # uci_checkers/ (this module is util/jit.py)
@@ -351,56 +354,162 @@ def prefetch(typingctx, arr, index):
     return types.void(arr, index), codegen
 
 
-def clipped_dot(half: int, n_out: int):
-    """The intrinsic ``dot(src, a_off, b_off, w, w_byte, dst, d_off)`` (``src``, ``w``, ``dst``: float32
-    arrays): the inputs are ``src[a_off:a_off + half]`` then ``src[b_off:b_off + half]``, each clipped to
-    0..127 (they must hold integers); the weights are ``n_out`` rows of ``2 * half`` signed bytes from
-    byte ``w_byte`` of ``w``'s memory (row-major); ``dst[d_off + i]`` receives row ``i``'s sum, exact
-    (an int32, held in float32: exact while below 2^24 in magnitude, which 2 * half * 127 * 128 is for
-    the sizes used)."""
+def _target_has(*features: str) -> bool:
+    """Whether the CPU numba compiles for has every one of ``features`` (LLVM names, like
+    ``avx512vnni``): numba's own choice, the host's features unless ``NUMBA_CPU_FEATURES`` says."""
+    from numba.core import config
+    from numba.core.codegen import get_host_cpu_features
+
+    chosen = config.CPU_FEATURES if config.CPU_FEATURES is not None else get_host_cpu_features()
+    present = {f[1:] for f in str(chosen).split(",") if f.startswith("+")}
+    return all(f in present for f in features)
+
+
+# vpdpbusd on 64 bytes: four products of an unsigned and a signed byte summed into each of 16 int32 lanes
+VNNI_512 = _target_has("avx512f", "avx512bw", "avx512vnni")
+_VNNI_LANES = 16
+
+
+def _grouped(n_out: int) -> bool:
+    """Whether a layer of ``n_out`` outputs in :func:`clipped_layers` reads its weights grouped by four inputs (the VNNI layout)."""
+    return VNNI_512 and n_out % _VNNI_LANES == 0
+
+
+def dot_weight_bytes(rows: np.ndarray) -> np.ndarray:
+    """The signed bytes of the weight matrix ``rows`` (``n_out`` x ``n_in``, integers already within
+    -128..127) in the order :func:`clipped_layers` reads a layer's weights on this CPU:
+    row after row, or, where it uses ``vpdpbusd``, four inputs at a time (for inputs ``4g..4g+3``, each
+    output's four weights, output after output), so that one instruction takes four inputs into all of
+    16 outputs and no sum has to be reduced across a vector."""
+    rows = np.asarray(rows)
+    n_out, n_in = rows.shape
+    if _grouped(n_out):
+        rows = rows.reshape(n_out, n_in // 4, 4).transpose(1, 0, 2)
+    return np.ascontiguousarray(rows, dtype=np.int8).ravel()
+
+
+def clipped_layers(half: int, n2: int, n3: int, shift: int):
+    """The intrinsic ``layers(src, a_off, b_off, net, w2_byte, w3_byte, b2, b3, wo, bo)`` -> int64: the small
+    layers of a quantised network, in exact integers.
+
+    The inputs are ``src[a_off:a_off + half]`` then ``src[b_off:b_off + half]`` (float32 holding
+    integers), clipped to 0..127; a hidden layer of ``n2`` and one of ``n3`` each take the clipped
+    activations of the one before as unsigned bytes, with signed-byte weights from byte ``w2_byte``
+    (``w3_byte``) of ``net``'s memory laid out by :func:`dot_weight_bytes`, add their integer biases
+    (float32 ``net[b2:b2 + n2]``, ``net[b3:b3 + n3]``), shift right by ``shift`` (a floor division by
+    ``2**shift``) and clip to 0..127; the result is ``net[bo]`` plus the dot product of the last
+    activations with ``net[wo:wo + n3]``.  Every sum is an int32 (``net``'s numbers are integers; the
+    caller keeps the sums below 2^31).
+
+    With AVX-512 VNNI (and ``n2``, ``n3`` multiples of 16) each group of four inputs is broadcast to
+    every lane and one ``vpdpbusd`` adds its products into 16 outputs' sums, so no sum is reduced across
+    a vector; elsewhere each output is a whole-vector multiply and add-reduce of its row, from which LLVM
+    picks the machine's best instructions.  Both give the same integers."""
     n_in = 2 * half
-    if n_in * 127 * 128 >= 2**24:
-        raise ValueError("sums of that many inputs would not be exact in float32")
+    if n_in % 4 != 0 or n2 % 4 != 0:
+        raise ValueError("each layer's inputs must come in groups of four")
+    if n_in * 127 * 128 >= 2**31:
+        raise ValueError("sums of that many inputs would overflow int32")
 
     @intrinsic
-    def dot(typingctx, src, a_off, b_off, w, w_byte, dst, d_off):
-        if not all(isinstance(t, types.Array) and t.dtype == types.float32 for t in (src, w, dst)):
+    def layers(typingctx, src, a_off, b_off, net, w2_byte, w3_byte, b2, b3, wo, bo):
+        if not all(isinstance(t, types.Array) and t.dtype == types.float32 for t in (src, net)):
+            return None
+        if not all(isinstance(t, types.Integer) for t in (a_off, b_off, w2_byte, w3_byte, b2, b3, wo, bo)):
             return None
 
         def codegen(context, builder, sig, args):
             from llvmlite import ir
 
             f32, i8, i32, i64 = ir.FloatType(), ir.IntType(8), ir.IntType(32), ir.IntType(64)
-            src_a, w_a, dst_a = (context.make_array(sig.args[k])(context, builder, value=args[k]) for k in (0, 3, 5))
-            offsets = [context.cast(builder, args[k], sig.args[k], types.int64) for k in (1, 2, 4, 6)]
+            vec = ir.VectorType
+            src_a, net_a = (context.make_array(sig.args[k])(context, builder, value=args[k]) for k in (0, 3))
+            a_at, b_at, w2_at, w3_at, b2_at, b3_at, wo_at, bo_at = (
+                context.cast(builder, args[k], sig.args[k], types.int64) for k in (1, 2, 4, 5, 6, 7, 8, 9))
 
             def load(ptr, elem, index, n):
                 at = builder.gep(builder.bitcast(ptr, elem.as_pointer()), [index])
-                return builder.load(builder.bitcast(at, ir.VectorType(elem, n).as_pointer()), align=1)
+                return builder.load(builder.bitcast(at, vec(elem, n).as_pointer()), align=1)
 
-            low = ir.Constant(ir.VectorType(f32, half), [0.0] * half)
-            high = ir.Constant(ir.VectorType(f32, half), [127.0] * half)
-            parts = []
-            for off in offsets[:2]:
+            def splat(value, n):
+                return ir.Constant(vec(i32, n), [value] * n)
+
+            def clip(v, n):                      # int32 lanes to 0..127
+                v = builder.select(builder.icmp_signed("<", v, splat(0, n)), splat(0, n), v)
+                return builder.select(builder.icmp_signed(">", v, splat(127, n)), splat(127, n), v)
+
+            def ints(at, n):                     # n integers held in float32 in net, as int32 lanes
+                return builder.fptosi(load(net_a.data, f32, at, n), vec(i32, n))
+
+            def dense(x, n, n_out, w_at):
+                """The int32 sums of n_out outputs over the n unsigned bytes x (vec(i8, n))."""
+                if _grouped(n_out):
+                    lanes = vec(i32, _VNNI_LANES)
+                    vnni = cgutils.get_or_insert_function(
+                        builder.module, ir.FunctionType(lanes, [lanes, lanes, lanes]), "llvm.x86.avx512.vpdpbusd.512")
+                    # the inputs go through memory: a broadcast load per group keeps the shuffle units free
+                    spill = cgutils.alloca_once(builder, vec(i8, n))
+                    builder.store(x, spill, align=1)
+                    # an empty asm that may read the memory: LLVM must load the groups back from it
+                    # instead of taking them out of the register (two shuffles a group)
+                    builder.asm(ir.FunctionType(ir.VoidType(), [spill.type]), "", "r,~{memory}", [spill], True)
+                    quads = builder.bitcast(spill, i32.as_pointer())
+                    chunks = n_out // _VNNI_LANES
+                    chains = 4 if n // 4 >= 8 else 1           # independent sums overlap vpdpbusd's latency
+                    sums = [[splat(0, _VNNI_LANES)] * chunks for _ in range(chains)]
+                    undef = ir.Constant(lanes, None)
+                    for g in range(n // 4):
+                        q = builder.load(builder.gep(quads, [ir.Constant(i64, g)]), align=1)
+                        qv = builder.shuffle_vector(builder.insert_element(undef, q, ir.Constant(i32, 0)), undef,
+                                                    splat(0, _VNNI_LANES))
+                        for c in range(chunks):
+                            at = builder.add(w_at, ir.Constant(i64, (g * chunks + c) * 4 * _VNNI_LANES))
+                            wv = builder.bitcast(load(net_a.data, i8, at, 4 * _VNNI_LANES), lanes)
+                            sums[g % chains][c] = builder.call(vnni, [sums[g % chains][c], qv, wv])
+                    parts = []
+                    for c in range(chunks):
+                        total = sums[0][c]
+                        for k in range(1, chains):
+                            total = builder.add(total, sums[k][c])
+                        parts.append(total)
+                    while len(parts) > 1:                      # concatenate the chunks
+                        m = parts[0].type.count
+                        parts = [builder.shuffle_vector(parts[k], parts[k + 1],
+                                                        ir.Constant(vec(i32, 2 * m), list(range(2 * m))))
+                                 for k in range(0, len(parts), 2)]
+                    return parts[0]
+                xw = builder.zext(x, vec(i32, n))
+                reduce_add = cgutils.get_or_insert_function(
+                    builder.module, ir.FunctionType(i32, [vec(i32, n)]), f"llvm.vector.reduce.add.v{n}i32")
+                out = ir.Constant(vec(i32, n_out), None)
+                for i in range(n_out):
+                    row = builder.add(w_at, ir.Constant(i64, i * n))
+                    wv = builder.sext(load(net_a.data, i8, row, n), vec(i32, n))
+                    out = builder.insert_element(out, builder.call(reduce_add, [builder.mul(xw, wv)]), ir.Constant(i32, i))
+                return out
+
+            low = ir.Constant(vec(f32, half), [0.0] * half)
+            high = ir.Constant(vec(f32, half), [127.0] * half)
+            halves = []
+            for off in (a_at, b_at):
                 v = load(src_a.data, f32, off, half)
                 v = builder.select(builder.fcmp_ordered("<", v, low), low, v)
                 v = builder.select(builder.fcmp_ordered(">", v, high), high, v)
-                parts.append(builder.fptoui(v, ir.VectorType(i8, half)))
-            x = builder.shuffle_vector(parts[0], parts[1], ir.Constant(ir.VectorType(i32, n_in), list(range(n_in))))
-            x = builder.zext(x, ir.VectorType(i32, n_in))
+                halves.append(builder.fptoui(v, vec(i8, half)))
+            x = builder.shuffle_vector(halves[0], halves[1], ir.Constant(vec(i32, n_in), list(range(n_in))))
+            h2 = dense(x, n_in, n2, w2_at)
+            h2 = clip(builder.ashr(builder.add(h2, ints(b2_at, n2)), splat(shift, n2)), n2)
+            h3 = dense(builder.trunc(h2, vec(i8, n2)), n2, n3, w3_at)
+            h3 = clip(builder.ashr(builder.add(h3, ints(b3_at, n3)), splat(shift, n3)), n3)
             reduce_add = cgutils.get_or_insert_function(
-                builder.module, ir.FunctionType(i32, [ir.VectorType(i32, n_in)]), f"llvm.vector.reduce.add.v{n_in}i32")
-            for i in range(n_out):
-                row = builder.add(offsets[2], ir.Constant(i64, i * n_in))
-                wv = builder.sext(load(w_a.data, i8, row, n_in), ir.VectorType(i32, n_in))
-                total = builder.call(reduce_add, [builder.mul(x, wv)])
-                at = builder.gep(dst_a.data, [builder.add(offsets[3], ir.Constant(i64, i))])
-                builder.store(builder.sitofp(total, f32), at)
-            return context.get_dummy_value()
+                builder.module, ir.FunctionType(i32, [vec(i32, n3)]), f"llvm.vector.reduce.add.v{n3}i32")
+            out = builder.call(reduce_add, [builder.mul(h3, ints(wo_at, n3))])
+            out = builder.add(out, builder.fptosi(builder.load(builder.gep(net_a.data, [bo_at])), i32))
+            return builder.sext(out, i64)
 
-        return types.void(src, a_off, b_off, w, w_byte, dst, d_off), codegen
+        return types.int64(src, a_off, b_off, net, w2_byte, w3_byte, b2, b3, wo, bo), codegen
 
-    return dot
+    return layers
 
 
 @intrinsic
