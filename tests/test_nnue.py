@@ -178,6 +178,7 @@ def test_incremental_updates_equal_a_full_recompute_along_random_games():
     fresh = N.new_accumulators()
     rng = random.Random(2)
     steps = 0
+    taken = set()                     # pieces captured by a move: update's three paths (0, 1, more)
     for _ in range(12):
         pos = Position.start()
         N.refresh(pos.black, pos.white, pos.kings, net, acc, 0)
@@ -190,9 +191,11 @@ def test_incremental_updates_equal_a_full_recompute_along_random_games():
             acc[:N.ROW] = acc[N.ROW:2 * N.ROW]
             N.refresh(nxt.black, nxt.white, nxt.kings, net, fresh, 0)
             assert np.array_equal(acc[:N.ROW], fresh[:N.ROW]), nxt.fen()
+            taken.add(min(2, bin(pos.black | pos.white).count("1") - bin(nxt.black | nxt.white).count("1")))
             pos = nxt
             steps += 1
     assert steps > 500
+    assert taken == {0, 1, 2}
 
 
 def test_lazy_stack_equals_a_full_recompute_through_a_random_tree():

@@ -234,6 +234,48 @@ def update(b0, w0, k0, b1, w1, k1, net, acc, src, dst):
     the rows of the pieces that left a square subtracted, of those that arrived added."""
     a = _at(dst * ROW)
     s = _at(src * ROW)
+    # a step (one piece leaves, one arrives) or a single capture (two leave) is one pass over the
+    # rows: the copy and the changes together, each accumulator read and written once
+    gone_n = 0
+    came_n = 0
+    g0 = g1 = x0 = x1 = c0 = c1 = 0
+    for piece in range(4):
+        if piece < 2:
+            old = b0 & k0 if (piece & 1) else b0 & ~k0
+            new = b1 & k1 if (piece & 1) else b1 & ~k1
+        else:
+            old = w0 & k0 if (piece & 1) else w0 & ~k0
+            new = w1 & k1 if (piece & 1) else w1 & ~k1
+        gone = old & ~new
+        while gone != 0:
+            if gone_n == 0:
+                g0, g1 = _row_of(piece, ctz(gone))
+            else:
+                x0, x1 = _row_of(piece, ctz(gone))
+            gone_n += 1
+            gone &= gone - 1
+        came = new & ~old
+        if came != 0:
+            c0, c1 = _row_of(piece, ctz(came))
+            came_n += popcount(came)
+    g0 = _at(g0)                     # proven non-negative again after the phis (or nothing vectorizes)
+    g1 = _at(g1)
+    x0 = _at(x0)
+    x1 = _at(x1)
+    c0 = _at(c0)
+    c1 = _at(c1)
+    if came_n == 1 and gone_n == 1:
+        for j in range(H):
+            acc[a + j] = acc[s + j] - net[g0 + j] + net[c0 + j]
+        for j in range(H):
+            acc[a + H + j] = acc[s + H + j] - net[g1 + j] + net[c1 + j]
+        return
+    if came_n == 1 and gone_n == 2:
+        for j in range(H):
+            acc[a + j] = acc[s + j] - net[g0 + j] - net[x0 + j] + net[c0 + j]
+        for j in range(H):
+            acc[a + H + j] = acc[s + H + j] - net[g1 + j] - net[x1 + j] + net[c1 + j]
+        return
     for j in range(ROW):
         acc[a + j] = acc[s + j]
     for piece in range(4):
