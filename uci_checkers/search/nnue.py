@@ -207,6 +207,13 @@ def _row_of(piece, bit):
     return _at(O_W1 + f0 * H), _at(O_W1 + f1 * H)
 
 
+@kernel
+def _squares_of(piece, b, w, k):
+    """The squares of one kind of piece (0 black man, 1 black king, 2 white man, 3 white king)."""
+    side = b if piece < 2 else w
+    return side & k if (piece & 1) else side & ~k
+
+
 # The loops below are written out in each kernel on purpose: a call that passes the arrays costs
 # numba's reference counting per call, more than the 2 x H additions themselves.
 @kernel
@@ -217,8 +224,7 @@ def refresh(black, white, kings, net, acc, row):
         acc[a + j] = net[O_B1 + j]
         acc[a + H + j] = net[O_B1 + j]
     for piece in range(4):
-        side = black if piece < 2 else white
-        x = side & kings if (piece & 1) else side & ~kings
+        x = _squares_of(piece, black, white, kings)
         while x != 0:
             f0, f1 = _row_of(piece, ctz(x))
             x &= x - 1
@@ -240,12 +246,8 @@ def update(b0, w0, k0, b1, w1, k1, net, acc, src, dst):
     came_n = 0
     g0 = g1 = x0 = x1 = c0 = c1 = 0
     for piece in range(4):
-        if piece < 2:
-            old = b0 & k0 if (piece & 1) else b0 & ~k0
-            new = b1 & k1 if (piece & 1) else b1 & ~k1
-        else:
-            old = w0 & k0 if (piece & 1) else w0 & ~k0
-            new = w1 & k1 if (piece & 1) else w1 & ~k1
+        old = _squares_of(piece, b0, w0, k0)
+        new = _squares_of(piece, b1, w1, k1)
         gone = old & ~new
         while gone != 0:
             if gone_n == 0:
@@ -276,15 +278,12 @@ def update(b0, w0, k0, b1, w1, k1, net, acc, src, dst):
         for j in range(H):
             acc[a + H + j] = acc[s + H + j] - net[g1 + j] - net[x1 + j] + net[c1 + j]
         return
+    # several captured pieces, or a king's capture back to its own square: copy, then row by row
     for j in range(ROW):
         acc[a + j] = acc[s + j]
     for piece in range(4):
-        if piece < 2:
-            old = b0 & k0 if (piece & 1) else b0 & ~k0
-            new = b1 & k1 if (piece & 1) else b1 & ~k1
-        else:
-            old = w0 & k0 if (piece & 1) else w0 & ~k0
-            new = w1 & k1 if (piece & 1) else w1 & ~k1
+        old = _squares_of(piece, b0, w0, k0)
+        new = _squares_of(piece, b1, w1, k1)
         gone = old & ~new
         while gone != 0:
             f0, f1 = _row_of(piece, ctz(gone))
