@@ -94,7 +94,7 @@ class TimeManager:
       (``movestogo`` defaults to 30) scaled by the game phase (:func:`phase_factor`: most right after
       the opening, where games are decided, least in the endings), ``maximum = min(5 * optimum,
       80 % of what is left)`` (95 % with one move to the control; at most 30 % of it without a
-      ``movestogo``; the optimum at most half of it unless one move is left), where *left* is the
+      ``movestogo``; with ``movestogo`` >= 2 the optimum at most half of it), where *left* is the
       clock minus ``Move Overhead``: the hard limit never passes the clock minus the overhead.  After
       each iteration the soft target grows while the best move keeps changing and when the score
       falls (:meth:`iteration_done`).  One legal move: play at once.

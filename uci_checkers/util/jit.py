@@ -371,8 +371,10 @@ _VNNI_LANES = 16
 
 
 def _grouped(n_out: int) -> bool:
-    """Whether a layer of ``n_out`` outputs in :func:`clipped_layers` reads its weights grouped by four inputs (the VNNI layout)."""
-    return VNNI_512 and n_out % _VNNI_LANES == 0
+    """Whether a layer of ``n_out`` outputs in :func:`clipped_layers` reads its weights grouped by four inputs
+    (the VNNI layout): 16, 32, 64, ... outputs (its registers of 16 sums are joined pairwise)."""
+    chunks = n_out // _VNNI_LANES
+    return VNNI_512 and n_out % _VNNI_LANES == 0 and chunks & (chunks - 1) == 0
 
 
 def dot_weight_bytes(rows: np.ndarray) -> np.ndarray:
@@ -441,6 +443,12 @@ def clipped_layers(half: int, n2: int, n3: int, shift: int):
             def ints(at, n):                     # n integers held in float32 in net, as int32 lanes
                 return builder.fptosi(load(net_a.data, f32, at, n), vec(i32, n))
 
+            def hsum(v):                         # the sum of an int32 vector's lanes
+                n = v.type.count
+                fn = cgutils.get_or_insert_function(
+                    builder.module, ir.FunctionType(i32, [vec(i32, n)]), f"llvm.vector.reduce.add.v{n}i32")
+                return builder.call(fn, [v])
+
             def dense(x, n, n_out, w_at):
                 """The int32 sums of n_out outputs over the n unsigned bytes x (vec(i8, n))."""
                 if _grouped(n_out):
@@ -479,13 +487,11 @@ def clipped_layers(half: int, n2: int, n3: int, shift: int):
                                  for k in range(0, len(parts), 2)]
                     return parts[0]
                 xw = builder.zext(x, vec(i32, n))
-                reduce_add = cgutils.get_or_insert_function(
-                    builder.module, ir.FunctionType(i32, [vec(i32, n)]), f"llvm.vector.reduce.add.v{n}i32")
                 out = ir.Constant(vec(i32, n_out), None)
                 for i in range(n_out):
                     row = builder.add(w_at, ir.Constant(i64, i * n))
                     wv = builder.sext(load(net_a.data, i8, row, n), vec(i32, n))
-                    out = builder.insert_element(out, builder.call(reduce_add, [builder.mul(xw, wv)]), ir.Constant(i32, i))
+                    out = builder.insert_element(out, hsum(builder.mul(xw, wv)), ir.Constant(i32, i))
                 return out
 
             low = ir.Constant(vec(f32, half), [0.0] * half)
@@ -501,9 +507,7 @@ def clipped_layers(half: int, n2: int, n3: int, shift: int):
             h2 = clip(builder.ashr(builder.add(h2, ints(b2_at, n2)), splat(shift, n2)), n2)
             h3 = dense(builder.trunc(h2, vec(i8, n2)), n2, n3, w3_at)
             h3 = clip(builder.ashr(builder.add(h3, ints(b3_at, n3)), splat(shift, n3)), n3)
-            reduce_add = cgutils.get_or_insert_function(
-                builder.module, ir.FunctionType(i32, [vec(i32, n3)]), f"llvm.vector.reduce.add.v{n3}i32")
-            out = builder.call(reduce_add, [builder.mul(h3, ints(wo_at, n3))])
+            out = hsum(builder.mul(h3, ints(wo_at, n3)))
             out = builder.add(out, builder.fptosi(builder.load(builder.gep(net_a.data, [bo_at])), i32))
             return builder.sext(out, i64)
 
