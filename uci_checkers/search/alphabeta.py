@@ -485,8 +485,10 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
         mv = _pick_move(ws, start, i, n) if n > 1 else ws[start]
         b2, w2, k2b = mg.make_move(black, white, kings, stm, mv)
         key2 = key ^ mg.hash_delta(black, white, kings, stm, mv)
-        # the child probes the table only after its static score: start the load of its bucket now
+        # the child probes the table only after its static score: start the load of its bucket now, and of
+        # its static-score cache slot (a leaf reads it first thing; half a MiB per thread is beyond L1)
         prefetch(tt, ttm.bucket_of(tt, key2))
+        prefetch(ws, W_ECACHE + (key2 & (ECACHE_SIZE - 1)))
         # irreversible: a capture or a man move resets the no-progress counter
         if capt or ((kings >> (mv & 63)) & 1) == 0:
             qp2 = 0
