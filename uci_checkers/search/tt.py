@@ -2,20 +2,24 @@
 
 Layout
 ------
-One flat int64 array.  Entries are 3 words, grouped in buckets of ``WAYS``
-entries (``3 * WAYS`` words, 96 bytes)::
+One flat int64 array.  Entries are 2 words, grouped in buckets of ``WAYS`` = 4
+entries: 64 bytes, one cache line (the table starts on a line boundary), so a
+probe costs at most one memory access, which the parent starts early (a prefetch)::
 
-    word 0  check     key ^ move ^ data (0 = empty slot): a torn entry written by two
-                      search threads at once fails the check and reads as a miss
-    word 1  move      the best/refutation move word (0 = none)
-    word 2  data      score + 32768 in bits 0-15, depth (0-255) in bits 16-23,
-                      bound in bits 24-25, generation (0-63) in bits 26-31
+    word 0  move      the best/refutation move word in bits 0-47 (0 = none), the key's
+                      bits 48-63 in bits 48-63
+    word 1  data      score + 32768 in bits 0-15, depth (0-255) in bits 16-23,
+                      bound in bits 24-25, generation (0-63) in bits 26-31; in bits 32-63
+                      a check: the key's bits 16-47 xor both halves of word 0.  0 = empty
+                      slot (a stored score is never -32768).  A torn entry, written by two
+                      search threads at once, fails the check and reads as a miss.
 
 The bucket of a key is ``((key & 0xFFFFFFFF) * nbuckets) >> 32`` so any table
-size (not only powers of two) is usable.  Replacement: the same key is always
-overwritten (keeping the old move when the new one has none); otherwise the
-entry with the lowest ``depth - 4 * age`` goes, where ``age`` counts searches
-since the entry was written: deep entries survive, stale ones are reused.
+size (not only powers of two) is usable; an entry checks the key's bits 16-63.
+Replacement: the same key is always overwritten (keeping the old move when the
+new one has none); otherwise the entry with the lowest ``depth - 4 * age`` goes,
+where ``age`` counts searches since the entry was written: deep entries survive,
+stale ones are reused.
 
 Everything is deterministic: no clocks, no randomness.
 """
@@ -28,8 +32,10 @@ import numpy as np
 from ..util.jit import kernel
 
 WAYS = 4
-ENTRY_WORDS = 3
+ENTRY_WORDS = 2
 BUCKET_WORDS = WAYS * ENTRY_WORDS
+LINE_WORDS = 8        # a 64-byte cache line: buckets start on one
+MOVE_BITS = (1 << 48) - 1
 
 BOUND_NONE = 0
 BOUND_UPPER = 1       # score <= true value is not known; true value <= score (fail low)
@@ -42,7 +48,7 @@ HUGE_PAGE_BYTES = 2 * 1024 * 1024
 
 
 def new_table(mb: int) -> np.ndarray:
-    """A zeroed table using at most ``mb`` MiB (at least one bucket).
+    """A zeroed table using at most ``mb`` MiB (at least one bucket), starting on a cache line.
 
     The memory is mapped lazily by the OS (allocation is instant; :func:`prefault` maps it),
     in transparent huge pages where the OS offers them: a 2 MiB page costs one fault instead
@@ -56,10 +62,12 @@ def new_table(mb: int) -> np.ndarray:
         try:
             area = mmap.mmap(-1, words * 8, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
             area.madvise(mmap.MADV_HUGEPAGE)
-            return np.frombuffer(area, dtype=np.int64)   # the array keeps the mapping alive
+            return np.frombuffer(area, dtype=np.int64)   # page-aligned; the array keeps the mapping alive
         except (OSError, ValueError, AttributeError):
             pass  # no anonymous mappings or no madvise here: ordinary (still lazily mapped) memory
-    return np.zeros(words, dtype=np.int64)
+    raw = np.zeros(words + LINE_WORDS, dtype=np.int64)
+    skip = (-(raw.ctypes.data // 8)) % LINE_WORDS
+    return raw[skip:skip + words]
 
 
 @kernel
@@ -69,15 +77,22 @@ def bucket_of(tt, key):
 
 
 @kernel
+def _check(key, move_word):
+    """The check half of an entry's data word (see the module docstring)."""
+    return ((key >> 16) ^ move_word ^ (move_word >> 32)) & 0xFFFFFFFF
+
+
+@kernel
 def probe(tt, key):
     """(found, move, score, depth, bound) for ``key``; found is 0 or 1."""
     base = bucket_of(tt, key)
+    top = (key >> 48) & 0xFFFF
     for w in range(WAYS):
         e = base + w * ENTRY_WORDS
-        d = tt[e + 2]
-        mv = tt[e + 1]
-        if (tt[e] ^ mv ^ d) == key and tt[e] != 0:
-            return 1, mv, (d & 0xFFFF) - 32768, (d >> 16) & 0xFF, (d >> 24) & 3
+        d = tt[e + 1]
+        mv = tt[e]
+        if d != 0 and ((mv >> 48) & 0xFFFF) == top and ((d >> 32) & 0xFFFFFFFF) == _check(key, mv):
+            return 1, mv & MOVE_BITS, (d & 0xFFFF) - 32768, (d >> 16) & 0xFF, (d >> 24) & 3
     return 0, np.int64(0), np.int64(0), np.int64(0), np.int64(0)
 
 
@@ -89,31 +104,30 @@ def store(tt, key, move, score, depth, bound, gen):
         depth = 0
     elif depth > 255:
         depth = 255
+    top = (key >> 48) & 0xFFFF
     victim = -1
     worst = np.int64(1) << 40
     for w in range(WAYS):
         e = base + w * ENTRY_WORDS
-        k = tt[e]
-        if k != 0:
-            k ^= tt[e + 1] ^ tt[e + 2]
-        if k == key:
-            victim = e
-            if move == 0:
-                move = tt[e + 1]
-            break
-        if k == 0:
+        d = tt[e + 1]
+        if d == 0:
             value = np.int64(-1000)
         else:
-            d = tt[e + 2]
+            mv = tt[e]
+            if ((mv >> 48) & 0xFFFF) == top and ((d >> 32) & 0xFFFFFFFF) == _check(key, mv):
+                victim = e
+                if move == 0:
+                    move = mv & MOVE_BITS
+                break
             age = (gen - ((d >> 26) & 63)) & 63
             value = ((d >> 16) & 0xFF) - 4 * age
         if value < worst:
             worst = value
             victim = e
+    word = (move & MOVE_BITS) | (top << 48)
     data = (score + 32768) | (depth << 16) | (bound << 24) | ((gen & 63) << 26)
-    tt[victim] = key ^ move ^ data
-    tt[victim + 1] = move
-    tt[victim + 2] = data
+    tt[victim] = word
+    tt[victim + 1] = data | (_check(key, word) << 32)
 
 
 @kernel
@@ -123,8 +137,8 @@ def hashfull(tt, gen):
     sample = 1000 if n >= 1000 else n
     used = 0
     for i in range(sample):
-        e = i * ENTRY_WORDS
-        if tt[e] != 0 and ((tt[e + 2] >> 26) & 63) == (gen & 63):
+        d = tt[i * ENTRY_WORDS + 1]
+        if d != 0 and ((d >> 26) & 63) == (gen & 63):
             used += 1
     return used * 1000 // sample
 
