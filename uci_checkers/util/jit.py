@@ -394,8 +394,8 @@ def clipped_layers(half: int, n2: int, n3: int, shift: int):
     """The intrinsic ``layers(src, a_off, b_off, net, w2_byte, w3_byte, b2, b3, wo, bo)`` -> int64: the small
     layers of a quantised network, in exact integers.
 
-    The inputs are ``src[a_off:a_off + half]`` then ``src[b_off:b_off + half]`` (float32 holding
-    integers), clipped to 0..127; a hidden layer of ``n2`` and one of ``n3`` each take the clipped
+    The inputs are ``src[a_off:a_off + half]`` then ``src[b_off:b_off + half]`` (int16), clipped to
+    0..127; a hidden layer of ``n2`` and one of ``n3`` each take the clipped
     activations of the one before as unsigned bytes, with signed-byte weights from byte ``w2_byte``
     (``w3_byte``) of ``net``'s memory laid out by :func:`dot_weight_bytes`, add their integer biases
     (float32 ``net[b2:b2 + n2]``, ``net[b3:b3 + n3]``), shift right by ``shift`` (a floor division by
@@ -415,7 +415,8 @@ def clipped_layers(half: int, n2: int, n3: int, shift: int):
 
     @intrinsic
     def layers(typingctx, src, a_off, b_off, net, w2_byte, w3_byte, b2, b3, wo, bo):
-        if not all(isinstance(t, types.Array) and t.dtype == types.float32 for t in (src, net)):
+        if not (isinstance(src, types.Array) and src.dtype == types.int16
+                and isinstance(net, types.Array) and net.dtype == types.float32):
             return None
         if not all(isinstance(t, types.Integer) for t in (a_off, b_off, w2_byte, w3_byte, b2, b3, wo, bo)):
             return None
@@ -423,7 +424,7 @@ def clipped_layers(half: int, n2: int, n3: int, shift: int):
         def codegen(context, builder, sig, args):
             from llvmlite import ir
 
-            f32, i8, i32, i64 = ir.FloatType(), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+            f32, i8, i16, i32, i64 = ir.FloatType(), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
             vec = ir.VectorType
             src_a, net_a = (context.make_array(sig.args[k])(context, builder, value=args[k]) for k in (0, 3))
             a_at, b_at, w2_at, w3_at, b2_at, b3_at, wo_at, bo_at = (
@@ -494,14 +495,14 @@ def clipped_layers(half: int, n2: int, n3: int, shift: int):
                     out = builder.insert_element(out, hsum(builder.mul(xw, wv)), ir.Constant(i32, i))
                 return out
 
-            low = ir.Constant(vec(f32, half), [0.0] * half)
-            high = ir.Constant(vec(f32, half), [127.0] * half)
+            low = ir.Constant(vec(i16, half), [0] * half)
+            high = ir.Constant(vec(i16, half), [127] * half)
             halves = []
             for off in (a_at, b_at):
-                v = load(src_a.data, f32, off, half)
-                v = builder.select(builder.fcmp_ordered("<", v, low), low, v)
-                v = builder.select(builder.fcmp_ordered(">", v, high), high, v)
-                halves.append(builder.fptoui(v, vec(i8, half)))
+                v = load(src_a.data, i16, off, half)
+                v = builder.select(builder.icmp_signed("<", v, low), low, v)
+                v = builder.select(builder.icmp_signed(">", v, high), high, v)
+                halves.append(builder.trunc(v, vec(i8, half)))
             x = builder.shuffle_vector(halves[0], halves[1], ir.Constant(vec(i32, n_in), list(range(n_in))))
             h2 = dense(x, n_in, n2, w2_at)
             h2 = clip(builder.ashr(builder.add(h2, ints(b2_at, n2)), splat(shift, n2)), n2)
