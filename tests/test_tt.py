@@ -42,9 +42,9 @@ def test_an_entry_round_trips(score):
     table = ttm.new_table(1)
     key = 0x1234_5678_9ABC_DEF0
     move = (1 << 47) | (5 << 6) | 9           # 48 move bits, the highest one set
-    ttm.store(table, key, move, score, 300, ttm.BOUND_LOWER, 7)
-    assert ttm.probe(table, key) == (1, move, score, 255, ttm.BOUND_LOWER)   # depth clipped to 255
-    for bit in (16, 40, 47, 48, 63):                      # bits 16-63 of the key are checked
+    ttm.store(table, key, move, score, 5000, ttm.BOUND_LOWER, 7)
+    assert ttm.probe(table, key) == (1, move, score, ttm.MAX_DEPTH, ttm.BOUND_LOWER)   # depth clipped
+    for bit in (18, 40, 47, 48, 63):                      # bits 18-63 of the key are checked
         assert ttm.probe(table, _s64(key ^ (1 << bit)))[0] == 0
 
 
@@ -75,9 +75,9 @@ def test_the_same_key_is_overwritten_and_keeps_its_move():
 def test_replacement_keeps_the_deep_and_the_new_entries():
     table = ttm.new_table(1)
     keys = _keys_in_one_bucket(table, ttm.WAYS + 2)
-    for depth, key in enumerate(keys[:ttm.WAYS], start=10):   # a full bucket, depths 10..13
+    for depth, key in enumerate(keys[:ttm.WAYS], start=40):   # a full bucket, depths 40..43
         ttm.store(table, key, 1, 0, depth, ttm.BOUND_EXACT, 1)
-    ttm.store(table, keys[ttm.WAYS], 1, 0, 1, ttm.BOUND_EXACT, 1)   # replaces the shallowest (depth 10)
+    ttm.store(table, keys[ttm.WAYS], 1, 0, 1, ttm.BOUND_EXACT, 1)   # replaces the shallowest (depth 40)
     assert ttm.probe(table, keys[0])[0] == 0
     assert all(ttm.probe(table, k)[0] == 1 for k in keys[1:ttm.WAYS + 1])
 
@@ -85,10 +85,10 @@ def test_replacement_keeps_the_deep_and_the_new_entries():
 def test_an_old_deep_entry_gives_way_to_new_shallow_ones():
     table = ttm.new_table(1)
     old, *new = _keys_in_one_bucket(table, ttm.WAYS + 1)
-    ttm.store(table, old, 1, 0, 30, ttm.BOUND_EXACT, 1)
-    for key in new[:ttm.WAYS - 1]:                 # ten searches later: 30 - 4 * 9 < 2
-        ttm.store(table, key, 1, 0, 2, ttm.BOUND_EXACT, 10)
-    ttm.store(table, new[-1], 1, 0, 2, ttm.BOUND_EXACT, 10)
+    ttm.store(table, old, 1, 0, 120, ttm.BOUND_EXACT, 1)
+    for key in new[:ttm.WAYS - 1]:                 # ten searches later: 120 - 16 * 9 < 8
+        ttm.store(table, key, 1, 0, 8, ttm.BOUND_EXACT, 10)
+    ttm.store(table, new[-1], 1, 0, 8, ttm.BOUND_EXACT, 10)
     assert ttm.probe(table, old)[0] == 0
     assert all(ttm.probe(table, k)[0] == 1 for k in new)
 

@@ -3,7 +3,9 @@
 Kernels
 -------
 ``_ab`` is a negamax alpha-beta with principal-variation search over the rules
-of :mod:`uci_checkers.rules.movegen`:
+of :mod:`uci_checkers.rules.movegen`, its depth counted in fractions of a ply
+(``ONE_PLY`` = 4, as in Cake's search, so that an extension or a reduction may be
+less than a ply; the driver speaks whole plies, :func:`search_child` converts):
 
 * a position whose side to move has a capture is never a leaf: at depth <= 0
   the search goes on through the (forced) captures, so the evaluation only
@@ -122,6 +124,10 @@ C_ROOTIDX = W_CTL + 6     # index in the key stack of the root position
 C_MAXEXT = W_CTL + 7      # ply beyond which forced-move extensions stop
 C_TBHITS = W_CTL + 8      # endgame database probes that ended a node
 
+# Depths inside the kernel are in fractions of a ply (after Cake's search), so that extensions and
+# reductions may be smaller than a ply; the parameters below are in whole plies unless they say so.
+ONE_PLY = 4
+
 # pruning parameters (measured: see the report in the search issue)
 RFP_DEPTH = 3           # reverse futility pruning up to this depth (0 = off)
 RFP_MARGIN = 50         # centi-men per ply of depth
@@ -140,7 +146,7 @@ TRUNC_MAX = 2           # ... at most this many a node; within TRUNC_NEAR of the
 TRUNC_NEAR = 20         # ... path's cut plies are given back
 HIST_MAX = 16384        # history counters stay within +-HIST_MAX (below the killers' ordering scores)
 HIST_BONUS_CAP = 196    # a best move's history bonus is 8 * min(depth * (depth - 1), this)
-QS_THREAT = 1           # at depths 0 .. 1-QS_THREAT a position where the opponent threatens a capture is searched one move on
+QS_THREAT = 1           # at depths above -QS_THREAT plies (and at most 0) a position where the opponent threatens a capture is searched one move on
 
 _SQ = SQUARES
 _BCROWN = BLACK_CROWN
@@ -412,7 +418,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
     capt = mg.has_capture(black, white, kings, stm)
     threat = False
     if depth <= 0 and not capt:
-        if depth <= -QS_THREAT or not mg.has_capture(black, white, kings, 1 - stm):
+        if depth <= -QS_THREAT * ONE_PLY or not mg.has_capture(black, white, kings, 1 - stm):
             return _static(black, white, kings, stm, key, ply, ws, ev, nn)
         # the opponent threatens a capture: the static score would miss it, look one move further
         threat = True
@@ -427,14 +433,14 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
         # ranges cover every depth that reaches here (depth <= 0 returned above unless threatened)
         se = _static(black, white, kings, stm, key, ply, ws, ev, nn)
     # reverse futility: a quiet position far above beta at low depth is a cut-off
-    if RFP_DEPTH > 0 and quiet_window and depth <= RFP_DEPTH:
-        if se - RFP_MARGIN * depth >= beta:
+    if RFP_DEPTH > 0 and quiet_window and depth <= RFP_DEPTH * ONE_PLY:
+        if se - RFP_MARGIN * depth // ONE_PLY >= beta:
             return se
     # truncation (after Cake's): a quiet position whose static score is far from the window is searched
     # shallower, the more the farther; the plies cut along the path are kept, and given back where a
     # position of the path comes near the window again
     cut = ws[W_TRUNC + ply - 1]          # _ab runs at ply >= 1; the root's word (ply 0) stays 0
-    if TRUNC_MAX > 0 and quiet_window and depth >= TRUNC_MIN_DEPTH:
+    if TRUNC_MAX > 0 and quiet_window and depth >= TRUNC_MIN_DEPTH * ONE_PLY:
         dist = se - beta if se >= beta else alpha - se
         if dist <= TRUNC_NEAR:
             depth += cut
@@ -443,8 +449,8 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
             t = dist // TRUNC_UNIT
             if t > TRUNC_MAX:
                 t = TRUNC_MAX
-            depth -= t
-            cut += t
+            depth -= t * ONE_PLY
+            cut += t * ONE_PLY
     ws[W_TRUNC + ply] = cut
     found, tmove, tscore, tdepth, tbound = ttm.probe(tt, key)
     if found != 0:
@@ -464,11 +470,11 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
 
     # single reply: do not spend depth on a forced move (bounded by ply)
     if threat:
-        new_depth = depth - 1
+        new_depth = depth - ONE_PLY
     elif n == 1 and ply < ws[C_MAXEXT]:
         new_depth = depth
     else:
-        new_depth = depth - 1
+        new_depth = depth - ONE_PLY
 
     k1 = ws[W_KILL + 2 * ply]
     k2 = ws[W_KILL + 2 * ply + 1]
@@ -500,7 +506,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
         # for every self-call it finds, so each extra site costs about a second of cold compile.
         r = 0
         vd = 0
-        if (VERIFY_MARGIN > 0 and not pv_node and not capt and new_depth >= VERIFY_MIN_DEPTH
+        if (VERIFY_MARGIN > 0 and not pv_node and not capt and new_depth >= VERIFY_MIN_DEPTH * ONE_PLY
                 and beta < MATE_BOUND and beta > -MATE_BOUND):
             # verified pruning: a move after which the static score is far above beta is searched
             # shallower first with a window at beta + margin; if that holds, it is the cut-off
@@ -508,20 +514,20 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
                 nnue.note_position(ws, W_NNPOS, ply + 1, b2, w2, k2b)
             if (not mg.has_capture(b2, w2, k2b, other)
                     and -_static(b2, w2, k2b, other, key2, ply + 1, ws, ev, nn) >= beta + VERIFY_MARGIN):
-                vd = new_depth - VERIFY_REDUCTION
-                if vd < 1:
-                    vd = 1
+                vd = new_depth - VERIFY_REDUCTION * ONE_PLY
+                if vd < ONE_PLY:
+                    vd = ONE_PLY
         if vd > 0:
             stage = PVS_VERIFY
         elif i == 0:
             stage = PVS_FULL
         else:
             stage = PVS_REDUCED
-            if (not capt and new_depth >= 2 and i >= LMR_MIN_I and (mv & _PROMO) == 0
+            if (not capt and new_depth >= 2 * ONE_PLY and i >= LMR_MIN_I and (mv & _PROMO) == 0
                     and mv != k1 and mv != k2):
-                r = 1
-                if i >= LMR_I2 and new_depth >= LMR_D2:
-                    r = 2
+                r = ONE_PLY
+                if i >= LMR_I2 and new_depth >= LMR_D2 * ONE_PLY:
+                    r = 2 * ONE_PLY
         while True:
             # r is 0 whenever the stage is PVS_FULL; borrow(): the child pays no reference counting
             if stage == PVS_VERIFY:
@@ -558,7 +564,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
                     _update_pv(ws, ply, mv)
                 if alpha >= beta:
                     if not capt:
-                        _reward_quiet_best(ws, ply, mv, k1, hbase, depth, start, i)
+                        _reward_quiet_best(ws, ply, mv, k1, hbase, depth // ONE_PLY, start, i)
                     break
                 best_i = i
 
@@ -567,7 +573,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
     elif best > orig_alpha:
         bound = ttm.BOUND_EXACT
         if not capt:
-            _reward_quiet_best(ws, ply, best_move, k1, hbase, depth, start, best_i)
+            _reward_quiet_best(ws, ply, best_move, k1, hbase, depth // ONE_PLY, start, best_i)
     else:
         bound = ttm.BOUND_UPPER
         best_move = tmove if found != 0 else np.int64(0)
@@ -578,8 +584,9 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
 def search_child(black: int, white: int, kings: int, stm: int, key: int, depth: int, alpha: int, beta: int,
                  qp: int, ws: np.ndarray, tt: np.ndarray, eg: np.ndarray, stop: np.ndarray, ev: np.ndarray,
                  nn: np.ndarray) -> int:
-    """Score (from the mover's view, negated by the caller) of a root child at ply 1."""
-    return _ab(black, white, kings, stm, key, depth, alpha, beta, 1, qp, ws, tt, eg, stop, ev, nn)
+    """Score (from the mover's view, negated by the caller) of a root child at ply 1, searched ``depth``
+    whole plies deep."""
+    return _ab(black, white, kings, stm, key, depth * ONE_PLY, alpha, beta, 1, qp, ws, tt, eg, stop, ev, nn)
 
 
 @kernel

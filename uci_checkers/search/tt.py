@@ -8,18 +8,19 @@ probe costs at most one memory access, which the parent starts early (a prefetch
 
     word 0  move      the best/refutation move word in bits 0-47 (0 = none), the key's
                       bits 48-63 in bits 48-63
-    word 1  data      score + 32768 in bits 0-15, depth (0-255) in bits 16-23,
-                      bound in bits 24-25, generation (0-63) in bits 26-31; in bits 32-63
-                      a check: the key's bits 16-47 xor both halves of word 0.  0 = empty
-                      slot (a stored score is never -32768).  A torn entry, written by two
-                      search threads at once, fails the check and reads as a miss.
+    word 1  data      score + 32768 in bits 0-15, depth (0-1023, the search's fractions of
+                      a ply) in bits 16-25, bound in bits 26-27, generation (0-63) in bits
+                      28-33; in bits 34-63 a check: the key's bits 18-47 xor word 0 and
+                      word 0 shifted by 30.  0 = empty slot (a stored score is never
+                      -32768).  A torn entry, written by two search threads at once, fails
+                      the check and reads as a miss.
 
 The bucket of a key is ``((key & 0xFFFFFFFF) * nbuckets) >> 32`` so any table
-size (not only powers of two) is usable; an entry checks the key's bits 16-63.
+size (not only powers of two) is usable; an entry checks the key's bits 18-63.
 Replacement: the same key is always overwritten (keeping the old move when the
-new one has none); otherwise the entry with the lowest ``depth - 4 * age`` goes,
-where ``age`` counts searches since the entry was written: deep entries survive,
-stale ones are reused.
+new one has none); otherwise the entry with the lowest ``depth - AGE_DEPTH * age``
+goes, where ``age`` counts searches since the entry was written: deep entries
+survive, stale ones are reused.
 
 Everything is deterministic: no clocks, no randomness.
 """
@@ -36,6 +37,9 @@ ENTRY_WORDS = 2
 BUCKET_WORDS = WAYS * ENTRY_WORDS
 LINE_WORDS = 8        # a 64-byte cache line: buckets start on one
 MOVE_BITS = (1 << 48) - 1
+MAX_DEPTH = 1023      # stored depths are clipped to 0..MAX_DEPTH
+AGE_DEPTH = 16        # replacement: each search of age counts as this much depth (4 plies of the search)
+CHECK_BITS = (1 << 30) - 1
 
 BOUND_NONE = 0
 BOUND_UPPER = 1       # score <= true value is not known; true value <= score (fail low)
@@ -78,8 +82,8 @@ def bucket_of(tt, key):
 
 @kernel
 def _check(key, move_word):
-    """The check half of an entry's data word (see the module docstring)."""
-    return ((key >> 16) ^ move_word ^ (move_word >> 32)) & 0xFFFFFFFF
+    """The check bits of an entry's data word (see the module docstring)."""
+    return ((key >> 18) ^ move_word ^ (move_word >> 30)) & CHECK_BITS
 
 
 @kernel
@@ -91,8 +95,8 @@ def probe(tt, key):
         e = base + w * ENTRY_WORDS
         d = tt[e + 1]
         mv = tt[e]
-        if d != 0 and ((mv >> 48) & 0xFFFF) == top and ((d >> 32) & 0xFFFFFFFF) == _check(key, mv):
-            return 1, mv & MOVE_BITS, (d & 0xFFFF) - 32768, (d >> 16) & 0xFF, (d >> 24) & 3
+        if d != 0 and ((mv >> 48) & 0xFFFF) == top and ((d >> 34) & CHECK_BITS) == _check(key, mv):
+            return 1, mv & MOVE_BITS, (d & 0xFFFF) - 32768, (d >> 16) & MAX_DEPTH, (d >> 26) & 3
     return 0, np.int64(0), np.int64(0), np.int64(0), np.int64(0)
 
 
@@ -102,8 +106,8 @@ def store(tt, key, move, score, depth, bound, gen):
     base = bucket_of(tt, key)
     if depth < 0:
         depth = 0
-    elif depth > 255:
-        depth = 255
+    elif depth > MAX_DEPTH:
+        depth = MAX_DEPTH
     top = (key >> 48) & 0xFFFF
     victim = -1
     worst = np.int64(1) << 40
@@ -114,20 +118,20 @@ def store(tt, key, move, score, depth, bound, gen):
             value = np.int64(-1000)
         else:
             mv = tt[e]
-            if ((mv >> 48) & 0xFFFF) == top and ((d >> 32) & 0xFFFFFFFF) == _check(key, mv):
+            if ((mv >> 48) & 0xFFFF) == top and ((d >> 34) & CHECK_BITS) == _check(key, mv):
                 victim = e
                 if move == 0:
                     move = mv & MOVE_BITS
                 break
-            age = (gen - ((d >> 26) & 63)) & 63
-            value = ((d >> 16) & 0xFF) - 4 * age
+            age = (gen - ((d >> 28) & 63)) & 63
+            value = ((d >> 16) & MAX_DEPTH) - AGE_DEPTH * age
         if value < worst:
             worst = value
             victim = e
     word = (move & MOVE_BITS) | (top << 48)
-    data = (score + 32768) | (depth << 16) | (bound << 24) | ((gen & 63) << 26)
+    data = (score + 32768) | (depth << 16) | (bound << 26) | ((gen & 63) << 28)
     tt[victim] = word
-    tt[victim + 1] = data | (_check(key, word) << 32)
+    tt[victim + 1] = data | (_check(key, word) << 34)
 
 
 @kernel
@@ -138,7 +142,7 @@ def hashfull(tt, gen):
     used = 0
     for i in range(sample):
         d = tt[i * ENTRY_WORDS + 1]
-        if d != 0 and ((d >> 26) & 63) == (gen & 63):
+        if d != 0 and ((d >> 28) & 63) == (gen & 63):
             used += 1
     return used * 1000 // sample
 
