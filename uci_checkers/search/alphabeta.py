@@ -14,6 +14,9 @@ less than a ply; the driver speaks whole plies, :func:`search_child` converts):
   (single-reply extension; capture chains are mostly single replies);
 * transposition table (:mod:`uci_checkers.search.tt`) with mate scores stored
   relative to the node;
+* internal iterative deepening: a principal-variation node that has no table
+  move (and no capture) searches itself two plies shallower first, so that it
+  has one (measured: see README, "How far it has come");
 * move ordering: table move, captures (most pieces, kings first), killers,
   promotions, history.  The history counter of a quiet move (per side, from and
   to square) rises when it is the best move of a node (a cut-off or a PV node's
@@ -146,6 +149,8 @@ TRUNC_MAX = 2           # ... at most this many a node; within TRUNC_NEAR of the
 TRUNC_NEAR = 20         # ... path's cut plies are given back
 HIST_MAX = 16384        # history counters stay within +-HIST_MAX (below the killers' ordering scores)
 HIST_BONUS_CAP = 196    # a best move's history bonus is 8 * min(depth * (depth - 1), this)
+IID_DEPTH = 5           # internal iterative deepening at PV nodes without a table move from this depth (0 = off) ...
+IID_REDUCTION = 2       # ... searching the node this many plies shallower first
 QS_THREAT = 1           # at depths above -QS_THREAT plies (and at most 0) a position where the opponent threatens a capture is searched one move on
 
 _SQ = SQUARES
@@ -462,6 +467,14 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
                 return tscore
             if tbound == ttm.BOUND_UPPER and tscore <= alpha:
                 return tscore
+    if IID_DEPTH > 0 and pv_node and tmove == 0 and not capt and depth >= IID_DEPTH * ONE_PLY:
+        # internal iterative deepening: a principal-variation node without a table move first searches
+        # itself IID_REDUCTION plies shallower, for a first move to try (Cake's search does the same)
+        _ab(black, white, kings, stm, key, depth - IID_REDUCTION * ONE_PLY, alpha, beta, ply, qp,
+            borrow(ws), borrow(tt), borrow(eg), borrow(stop), borrow(ev), borrow(nn))
+        if ws[C_STOP] != 0:
+            return 0
+        tmove = ttm.probe(tt, key)[1]
 
     start = W_MOVES + ply * MAXM
     n = _gen(black, white, kings, stm, capt, ws, start)
