@@ -8,8 +8,8 @@ from __future__ import annotations
 from uci_checkers.tools import bench
 from uci_checkers.rules.position import Position
 
-SIGNATURE_DEPTH = 5
-SIGNATURE = 41300   # the network n6 (default); verified pruning; truncation; history with malus
+SIGNATURE_DEPTH = 9   # deep enough for internal iterative deepening to act (at depth 5 it never does)
+SIGNATURE = 458171  # the network n6 (default); verified pruning; truncation; history with malus; IID
 
 
 def test_positions_valid_and_enough():
@@ -55,7 +55,7 @@ def test_pattern_evaluation_signature():
     """The shipped pattern tables (selectable, not the default) have their own fingerprint."""
     from uci_checkers.search import weights as W
     nodes, _ = bench.run_bench(SIGNATURE_DEPTH, weights=W.pattern_weights())
-    assert nodes == 48129          # w5 (king-aware windows, material counts); history with malus
+    assert nodes == 471977         # w5 (king-aware windows, material counts); history with malus; IID
 
 
 def test_interrupt_reports_the_totals_of_the_finished_positions():
