@@ -87,15 +87,21 @@ def _check(key, move_word):
 
 
 @kernel
+def _holds(key, move_word, data):
+    """Whether an occupied entry (``data`` != 0) is ``key``'s, written whole."""
+    return (((move_word >> 48) & 0xFFFF) == ((key >> 48) & 0xFFFF)
+            and ((data >> 34) & CHECK_BITS) == _check(key, move_word))
+
+
+@kernel
 def probe(tt, key):
     """(found, move, score, depth, bound) for ``key``; found is 0 or 1."""
     base = bucket_of(tt, key)
-    top = (key >> 48) & 0xFFFF
     for w in range(WAYS):
         e = base + w * ENTRY_WORDS
         d = tt[e + 1]
         mv = tt[e]
-        if d != 0 and ((mv >> 48) & 0xFFFF) == top and ((d >> 34) & CHECK_BITS) == _check(key, mv):
+        if d != 0 and _holds(key, mv, d):
             return 1, mv & MOVE_BITS, (d & 0xFFFF) - 32768, (d >> 16) & MAX_DEPTH, (d >> 26) & 3
     return 0, np.int64(0), np.int64(0), np.int64(0), np.int64(0)
 
@@ -108,7 +114,6 @@ def store(tt, key, move, score, depth, bound, gen):
         depth = 0
     elif depth > MAX_DEPTH:
         depth = MAX_DEPTH
-    top = (key >> 48) & 0xFFFF
     victim = -1
     worst = np.int64(1) << 40
     for w in range(WAYS):
@@ -118,7 +123,7 @@ def store(tt, key, move, score, depth, bound, gen):
             value = np.int64(-1000)
         else:
             mv = tt[e]
-            if ((mv >> 48) & 0xFFFF) == top and ((d >> 34) & CHECK_BITS) == _check(key, mv):
+            if _holds(key, mv, d):
                 victim = e
                 if move == 0:
                     move = mv & MOVE_BITS
@@ -128,7 +133,7 @@ def store(tt, key, move, score, depth, bound, gen):
         if value < worst:
             worst = value
             victim = e
-    word = (move & MOVE_BITS) | (top << 48)
+    word = (move & MOVE_BITS) | (((key >> 48) & 0xFFFF) << 48)
     data = (score + 32768) | (depth << 16) | (bound << 26) | ((gen & 63) << 28)
     tt[victim] = word
     tt[victim + 1] = data | (_check(key, word) << 34)

@@ -437,9 +437,11 @@ def clipped_layers(half: int, n2: int, n3: int, shift: int):
             def splat(value, n):
                 return ir.Constant(vec(i32, n), [value] * n)
 
-            def clip(v, n):                      # int32 lanes to 0..127
-                v = builder.select(builder.icmp_signed("<", v, splat(0, n)), splat(0, n), v)
-                return builder.select(builder.icmp_signed(">", v, splat(127, n)), splat(127, n), v)
+            def clip(v):                         # integer lanes to 0..127
+                low = ir.Constant(v.type, [0] * v.type.count)
+                high = ir.Constant(v.type, [127] * v.type.count)
+                v = builder.select(builder.icmp_signed("<", v, low), low, v)
+                return builder.select(builder.icmp_signed(">", v, high), high, v)
 
             def ints(at, n):                     # n integers held in float32 in net, as int32 lanes
                 return builder.fptosi(load(net_a.data, f32, at, n), vec(i32, n))
@@ -495,19 +497,12 @@ def clipped_layers(half: int, n2: int, n3: int, shift: int):
                     out = builder.insert_element(out, hsum(builder.mul(xw, wv)), ir.Constant(i32, i))
                 return out
 
-            low = ir.Constant(vec(i16, half), [0] * half)
-            high = ir.Constant(vec(i16, half), [127] * half)
-            halves = []
-            for off in (a_at, b_at):
-                v = load(src_a.data, i16, off, half)
-                v = builder.select(builder.icmp_signed("<", v, low), low, v)
-                v = builder.select(builder.icmp_signed(">", v, high), high, v)
-                halves.append(builder.trunc(v, vec(i8, half)))
+            halves = [builder.trunc(clip(load(src_a.data, i16, off, half)), vec(i8, half)) for off in (a_at, b_at)]
             x = builder.shuffle_vector(halves[0], halves[1], ir.Constant(vec(i32, n_in), list(range(n_in))))
             h2 = dense(x, n_in, n2, w2_at)
-            h2 = clip(builder.ashr(builder.add(h2, ints(b2_at, n2)), splat(shift, n2)), n2)
+            h2 = clip(builder.ashr(builder.add(h2, ints(b2_at, n2)), splat(shift, n2)))
             h3 = dense(builder.trunc(h2, vec(i8, n2)), n2, n3, w3_at)
-            h3 = clip(builder.ashr(builder.add(h3, ints(b3_at, n3)), splat(shift, n3)), n3)
+            h3 = clip(builder.ashr(builder.add(h3, ints(b3_at, n3)), splat(shift, n3)))
             out = hsum(builder.mul(h3, ints(wo_at, n3)))
             out = builder.add(out, builder.fptosi(builder.load(builder.gep(net_a.data, [bo_at])), i32))
             return builder.sext(out, i64)
