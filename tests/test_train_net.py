@@ -60,6 +60,22 @@ def test_quantised_network_follows_the_float_model():
     assert diffs.max() < 4 and diffs.mean() < 1.5
 
 
+def test_a_network_beyond_the_kernels_ranges_is_refused_in_one_line(shards, tmp_path, monkeypatch, capsys):
+    model = T.make_model(seed=5)
+    with torch.no_grad():               # first-layer sums far beyond the int16 accumulators
+        model.ft.weight.mul_(2000.0)
+    with pytest.raises(T.TrainError, match="integer ranges"):
+        T.quantise(model, 75.0)
+
+    def train_too_large(data, config, progress=None, pdn=None):
+        return T.quantise(model, 75.0), {}
+    monkeypatch.setattr(T, "train", train_too_large)
+    out = tmp_path / "n.weights"
+    assert T.main(["--data", str(shards), "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "no weights written" in err and not out.exists()
+
+
 @pytest.fixture(scope="module")
 def shards(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("selfplay")

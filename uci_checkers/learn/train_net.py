@@ -11,7 +11,8 @@ The float model is the network of ``nnue`` exactly: a shared first layer applied
 White's view (``N_IN`` binary inputs each), the side to move's accumulator first, clipped ReLU
 (0..1), the small layers of the position's piece-count bucket; the output is a logit, trained
 with cross-entropy against the soft target (Adam, minibatches).  The best validation epoch is
-kept, then quantised (:func:`quantise`).
+kept, then quantised (:func:`quantise`).  Exit status 1 (nothing written) if the quantised network
+would leave the kernels' integer ranges (``nnue.check_ranges``).
 
 Reproducible: one thread, a seeded generator for initialisation and order; the same data (their
 digests are recorded), seed and flags give the same weights file.
@@ -29,7 +30,7 @@ import numpy as np
 
 from ..rules.bitboard import SQUARE_TO_BIT
 from ..search import nnue as N
-from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser
+from ..util.commandline import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser
 from .dataset import DataError, PositionSet, load_pdn_positions, load_shards
 from .metrics import log_loss
 from .train import source_scales, split_by_game, targets
@@ -125,7 +126,11 @@ def quantise(model, scale: float) -> np.ndarray:
         net[base + N.B_B3:base + N.B_WO] = np.rint(b3[b] * N.QA * N.QB)
         net[base + N.B_WO:base + N.B_BO] = np.rint(wo[b] * N.QB * scale)
         net[base + N.B_BO] = np.rint(bo[b] * N.QA * N.QB * scale)
-    N.check_ranges(net)
+    try:
+        N.check_ranges(net)
+    except ValueError as exc:     # the float model is fine; the kernels' integer ranges are not
+        raise TrainError(f"the trained network does not fit the kernels' integer ranges ({exc}); "
+                         f"no weights written") from None
     return net.astype(np.int32)
 
 
@@ -289,6 +294,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                        args.score_weight, args.seed, args.scale)
     try:
         net, report = train(data, config, pdn=pdn)
+    except TrainError as exc:
+        print(f"uci-checkers train-net: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     except KeyboardInterrupt:
         print("\nuci-checkers train-net: interrupted before the first epoch ended; no weights written",
               file=sys.stderr)
