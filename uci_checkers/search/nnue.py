@@ -30,11 +30,11 @@ QB)`` and biases ``round(b * QA * QB)``, so a neuron's sum is in ``QA * QB``
 units and ``sum // QB`` brings it back to activation units.  The output layer's
 weights and bias are also multiplied by the centi-men scale of the training data,
 so the output sum divided by ``QA * QB`` is the score in centi-men.  The file holds the
-integers as int32; the kernel array (:func:`kernel_net`) holds them as float32 (exact, see ``EXACT``:
-the biases and output weights are read from there) and the first layer again as int16, whose rows
-the search adds into int16 accumulators (``check_ranges`` proves no accumulator can leave int16: half
+integers as int32; the kernel array (:func:`kernel_net`) holds only what the kernels read: each bucket's
+biases and output weights as float32 (exact, see ``EXACT``), the small hidden layers' weights as bytes and
+the first layer as int16, whose rows the search adds into int16 accumulators (``check_ranges`` proves no accumulator can leave int16: half
 the memory traffic of float32 rows, measured +7% nodes a second).  The two small hidden layers' weights must be bytes
-(-128..127): the kernel array holds a byte copy of them (in the order
+(-128..127): the kernel array holds them as bytes (in the order
 :func:`uci_checkers.util.jit.dot_weight_bytes` gives for this CPU), and
 :func:`uci_checkers.util.jit.clipped_layers` runs everything after the first layer in exact int32
 (byte dot products, ``vpdpbusd`` where the CPU has AVX-512 VNNI; ``sum // QB`` as a shift).
@@ -86,11 +86,16 @@ B_BO = B_WO + L3
 BUCKET_SIZE = B_BO + 1
 NET_SIZE = O_BUCKETS + N_BUCKETS * BUCKET_SIZE
 
-# The kernel array (kernel_net) is the NET_SIZE weights as float32, then a byte copy of each bucket's
-# W2 and W3 (signed bytes, ordered by util.jit.dot_weight_bytes), then an int16 copy of W1 and B1 (the
-# rows the accumulators add), each part starting on a 64-byte boundary (16 float32 words).
+# The kernel array (kernel_net) holds what the kernels read, each part on a 64-byte boundary (16
+# float32 words): per bucket its B2, B3, WO and BO as float32; then each bucket's W2 and W3 as signed
+# bytes (ordered by util.jit.dot_weight_bytes); then W1 and B1 as int16 (the rows the accumulators add).
 LINE = 16                                # float32 words in 64 bytes
-O_BYTES = -(-NET_SIZE // LINE) * LINE    # float32 index where the bytes begin
+K_B2 = 0                                 # float32 offsets inside one bucket's block of the kernel array
+K_B3 = K_B2 + L2
+K_WO = K_B3 + L3
+K_BO = K_WO + L3
+K_BUCKET = -(-(K_BO + 1) // LINE) * LINE
+O_BYTES = N_BUCKETS * K_BUCKET           # float32 index where the bytes begin
 BYTES_W2 = 0                             # byte offsets inside one bucket's bytes
 BYTES_W3 = L2 * 2 * H
 BUCKET_BYTES = BYTES_W3 + L3 * L2
@@ -114,20 +119,24 @@ ACC_SIZE = ACC_PLIES * ROW
 
 
 def kernel_net(net: np.ndarray) -> np.ndarray:
-    """The quantised integer weights as the kernels take them: float32 (the same integers), then the
-    byte copy of the small hidden layers (see ``O_BYTES``) and the int16 copy of the first layer
-    (``O_ROWS16``).  An array that already is one is returned as it is."""
+    """The quantised integer weights as the kernels take them: each bucket's biases and output weights
+    as float32 (the same integers), the small hidden layers' weights as bytes (``O_BYTES``) and the first
+    layer as int16 (``O_ROWS16``).  An array that already is one is returned as it is."""
     if net.dtype == np.float32 and net.shape == (KERNEL_NET_SIZE,):
         return net
     w = np.asarray(net)
     if w.shape != (NET_SIZE,):
         raise ValueError(f"network must have shape ({NET_SIZE},), not {w.shape}")
     out = np.zeros(KERNEL_NET_SIZE, dtype=np.float32)
-    out[:NET_SIZE] = w
     out[O_ROWS16:].view(np.int16)[:ROWS16] = w[O_W1:O_BUCKETS]     # W1 then B1, as check_ranges allows
     raw = out[O_BYTES:].view(np.int8)
     for b in range(N_BUCKETS):
         base = O_BUCKETS + b * BUCKET_SIZE
+        k = b * K_BUCKET
+        out[k + K_B2:k + K_B2 + L2] = w[base + B_B2:base + B_W3]
+        out[k + K_B3:k + K_B3 + L3] = w[base + B_B3:base + B_WO]
+        out[k + K_WO:k + K_WO + L3] = w[base + B_WO:base + B_BO]
+        out[k + K_BO] = w[base + B_BO]
         at = b * BUCKET_BYTES
         w2 = np.clip(w[base + B_W2:base + B_B2], -128, 127).reshape(L2, 2 * H)
         w3 = np.clip(w[base + B_W3:base + B_B3], -128, 127).reshape(L3, L2)
@@ -334,10 +343,10 @@ def forward(acc, row, stm, bucket, net):
     """The score (centi-men, side to move's view) of the accumulators at ply ``row``."""
     a = _at(row * ROW + stm * H)             # the side to move's accumulator first
     o = _at(row * ROW + (1 - stm) * H)
-    base = _at(O_BUCKETS + bucket * BUCKET_SIZE)
+    base = _at(bucket * K_BUCKET)
     wbytes = _at(O_BYTES * 4 + bucket * BUCKET_BYTES)
-    out = _layers(acc, a, o, net, wbytes + BYTES_W2, wbytes + BYTES_W3, base + B_B2, base + B_B3, base + B_WO,
-                  base + B_BO)
+    out = _layers(acc, a, o, net, wbytes + BYTES_W2, wbytes + BYTES_W3, base + K_B2, base + K_B3, base + K_WO,
+                  base + K_BO)
     score = out // (QA * QB)                 # floor division, as the reference's
     return -SCORE_CLAMP if score < -SCORE_CLAMP else (SCORE_CLAMP if score > SCORE_CLAMP else score)
 
