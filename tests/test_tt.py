@@ -37,6 +37,27 @@ def test_a_table_starts_on_a_cache_line(mb):
     assert not table.any()
 
 
+@pytest.mark.parametrize("misalign_words", [1, 3, 7])
+def test_a_small_table_is_aligned_whatever_numpy_returns(monkeypatch, misalign_words):
+    """A table below the huge-page size comes from numpy, which promises no cache-line alignment: give
+    new_table memory that starts ``misalign_words`` words past a line and it must skip to the next line."""
+    zeros = np.zeros
+    handed = []
+
+    def misaligned_zeros(n, dtype=float):
+        base = zeros(n + 16, dtype=dtype)
+        k = (-(base.ctypes.data // 8) + misalign_words) % 8
+        handed.append(base[k:k + n])
+        return handed[-1]
+    monkeypatch.setattr(ttm.np, "zeros", misaligned_zeros)
+    table = ttm.new_table(1)
+    monkeypatch.undo()
+    assert handed[0].ctypes.data % 64 == 8 * misalign_words       # the memory really was misaligned
+    assert table.ctypes.data % 64 == 0 and table.shape[0] % ttm.BUCKET_WORDS == 0
+    assert handed[0].ctypes.data <= table.ctypes.data < handed[0].ctypes.data + 64
+    assert table.ctypes.data + table.nbytes <= handed[0].ctypes.data + handed[0].nbytes
+
+
 @pytest.mark.parametrize("score", [0, 17, -17, 29990, -29990, 32000, -32000])
 def test_an_entry_round_trips(score):
     table = ttm.new_table(1)
