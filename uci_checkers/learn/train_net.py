@@ -129,8 +129,7 @@ def quantise(model, scale: float) -> np.ndarray:
     try:
         N.check_ranges(net)
     except ValueError as exc:     # the float model is fine; the kernels' integer ranges are not
-        raise TrainError(f"the trained network does not fit the kernels' integer ranges ({exc}); "
-                         f"no weights written") from None
+        raise TrainError(f"the trained network does not fit the kernels' integer ranges ({exc})") from None
     return net.astype(np.int32)
 
 
@@ -295,7 +294,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         net, report = train(data, config, pdn=pdn)
     except TrainError as exc:
-        print(f"uci-checkers train-net: {exc}", file=sys.stderr)
+        print(f"uci-checkers train-net: {exc}; no weights written", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:
         print("\nuci-checkers train-net: interrupted before the first epoch ended; no weights written",

@@ -30,12 +30,12 @@ QB)`` and biases ``round(b * QA * QB)``, so a neuron's sum is in ``QA * QB``
 units and ``sum // QB`` brings it back to activation units.  The output layer's
 weights and bias are also multiplied by the centi-men scale of the training data,
 so the output sum divided by ``QA * QB`` is the score in centi-men.  The file holds the
-integers as int32; the kernel array (:func:`kernel_net`) holds only what the kernels read: each bucket's
-biases and output weights as float32 (exact, see ``EXACT``), the small hidden layers' weights as bytes and
-the first layer as int16, whose rows the search adds into int16 accumulators (``check_ranges`` proves no accumulator can leave int16: half
-the memory traffic of float32 rows, measured +7% nodes a second).  The two small hidden layers' weights must be bytes
-(-128..127): the kernel array holds them as bytes (in the order
-:func:`uci_checkers.util.jit.dot_weight_bytes` gives for this CPU), and
+integers as int32; the kernel array (:func:`kernel_net`) holds only what the kernels read: each
+bucket's biases and output weights as float32 (exact, see ``EXACT``), the small hidden layers' weights
+as bytes and the first layer as int16, whose rows the search adds into int16 accumulators
+(``check_ranges`` proves no accumulator can leave int16: half the memory traffic of float32 rows,
+measured +7% nodes a second).  The two small hidden layers' weights must be bytes (-128..127): the
+kernel array holds them in the order :func:`uci_checkers.util.jit.dot_weight_bytes` gives for this CPU, and
 :func:`uci_checkers.util.jit.clipped_layers` runs everything after the first layer in exact int32
 (byte dot products, ``vpdpbusd`` where the CPU has AVX-512 VNNI; ``sum // QB`` as a shift).
 
@@ -43,10 +43,10 @@ The incremental accumulator
 ---------------------------
 Each search thread keeps one accumulator pair per ply in ``acc`` (:func:`new_accumulators`, int16,
 flat: ply ``p``'s Black accumulator at ``p * ROW``, White's ``H`` further; the search passes
-the weights and the stack as one array, :func:`thread_array`), and each node's position in its workspace (:func:`note_position`). The accumulators are
-computed lazily: :func:`evaluate_at` walks back from the node to the nearest ply whose
-accumulators are up to date (a full recompute at ply 1, the root's children), then
-applies each move's difference forward (:func:`update`: the pieces that left a square
+the weights and the stack as one array, :func:`thread_array`), and each node's position in its
+workspace (:func:`note_position`).  The accumulators are computed lazily: :func:`evaluate_at` walks
+back from the node to the nearest ply whose accumulators are up to date (a full recompute at ply 1,
+the root's children), then applies each move's difference forward (:func:`update`: the pieces that left a square
 are subtracted, those that arrived added: two to four rows of ``W1`` for a plain
 move). Unmaking a move costs nothing: the parent's accumulators are still on the
 stack. Nodes that never evaluate (table cut-offs) never pay for an update.
