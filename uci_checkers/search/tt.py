@@ -37,6 +37,7 @@ ENTRY_WORDS = 2
 BUCKET_WORDS = WAYS * ENTRY_WORDS
 LINE_WORDS = 8        # a 64-byte cache line: buckets start on one
 MOVE_BITS = (1 << 48) - 1
+KEY_TOP = ~MOVE_BITS  # a move word keeps the key's top 16 bits above the move
 MAX_DEPTH = 1023      # stored depths are clipped to 0..MAX_DEPTH
 AGE_DEPTH = 16        # replacement: each search of age counts as this much depth (4 plies of the search)
 CHECK_BITS = (1 << 30) - 1
@@ -89,8 +90,7 @@ def _check(key, move_word):
 @kernel
 def _holds(key, move_word, data):
     """Whether an occupied entry (``data`` != 0) is ``key``'s, written whole."""
-    return (((move_word >> 48) & 0xFFFF) == ((key >> 48) & 0xFFFF)
-            and ((data >> 34) & CHECK_BITS) == _check(key, move_word))
+    return ((move_word ^ key) & KEY_TOP) == 0 and ((data >> 34) & CHECK_BITS) == _check(key, move_word)
 
 
 @kernel
@@ -133,7 +133,7 @@ def store(tt, key, move, score, depth, bound, gen):
         if value < worst:
             worst = value
             victim = e
-    word = (move & MOVE_BITS) | (((key >> 48) & 0xFFFF) << 48)
+    word = (move & MOVE_BITS) | (key & KEY_TOP)
     data = (score + 32768) | (depth << 16) | (bound << 26) | ((gen & 63) << 28)
     tt[victim] = word
     tt[victim + 1] = data | (_check(key, word) << 34)

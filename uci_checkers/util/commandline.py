@@ -6,7 +6,8 @@ Exit statuses, the same for every ``uci-checkers`` tool:
 
 * ``0`` (:data:`EXIT_OK`): done;
 * ``1`` (:data:`EXIT_FAILED`): the operation ran and failed, only where a tool documents it (``egdb verify``
-  found bad slices, ``checkerboard build`` could not compile, ``analyse`` lost its engine, ...);
+  found bad slices, ``checkerboard build`` could not compile, ``analyse`` lost its engine, ``train-net``
+  fitted a network beyond the kernels' integer ranges, ...);
 * ``2`` (:data:`EXIT_USAGE`): a usage or input error (a bad flag or value, a missing or unreadable file, an
   engine that cannot start, a backend that is not installed), reported before any work where it can be;
 * ``130`` (:data:`EXIT_INTERRUPTED`): interrupted by Ctrl-C or SIGTERM, finished work kept.
