@@ -63,6 +63,8 @@ def replay_and_check(path: Path, max_plies: int = 400, no_progress: int = 80) ->
             assert term == expected
         elif term == G.PLY_CAP:
             assert g.result == "1/2-1/2" and len(g.moves) == max_plies and not status.is_over
+        elif term == G.ADJUDICATED_DRAW:
+            assert g.result == "1/2-1/2" and not status.is_over
         else:
             assert not status.is_over and g.result != "1/2-1/2"
     return games
@@ -353,6 +355,57 @@ def test_cli_plot(tmp_path):
     code = arena_main(["--engine", f"cmd={cmd}", "--engine", f"cmd={cmd} --seed 5", "--depth", "1",
                        "--games", "4", "--sprt", "--plot", str(png), "--no-progress"])
     assert code == 0 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# --- draw adjudication ---------------------------------------------------------------
+
+def test_level_scores_adjudicate_a_draw_after_the_run_and_the_ply_floor(tmp_path):
+    engines = [mover("a", "--seed", "3", "--score", "0"), mover("b", "--seed", "4", "--score", "-10")]
+    book = ordered(ballots(), 11)[:2]                    # three-move ballots
+    settings = fast_settings(max_plies=150, draw_adjudication=G.DrawAdjudication(after=12, plies=4, score=10))
+    match, result, out = run_match(engines, schedule(engines, "match", 4, book), settings, tmp_path)
+    games = replay_and_check(out, max_plies=150)
+    assert len(games) == 4
+    for g in games:
+        # every engine move scored within 10 (0 and -10): the run of 4 is there from ply 7 on, the floor
+        # of 12 plies decides (a random game that ends by the rules before ply 12 keeps its own end)
+        if g.tag("Termination") == G.ADJUDICATED_DRAW:
+            assert len(g.moves) == 12 and g.result == "1/2-1/2"
+            assert "after=12 plies=4 score=10" in g.comments[12][-1]
+        else:
+            assert len(g.moves) < 12
+    assert sum(g.tag("Termination") == G.ADJUDICATED_DRAW for g in games) >= 3
+    assert match.stats[0].terminations[G.ADJUDICATED_DRAW] >= 3
+
+
+def test_a_score_outside_the_margin_is_never_adjudicated(tmp_path):
+    # one engine always level, the other 11 centi-men off: no run of 2 plies in a row within 10
+    engines = [mover("a", "--seed", "3", "--score", "0"), mover("b", "--seed", "4", "--score", "11")]
+    book = ordered(ballots(), 11)[:1]
+    settings = fast_settings(max_plies=40, draw_adjudication=G.DrawAdjudication(after=0, plies=2, score=10))
+    _, _, out = run_match(engines, schedule(engines, "match", 2, book), settings, tmp_path)
+    games = replay_and_check(out, max_plies=40)
+    assert len(games) == 2 and all(g.tag("Termination") != G.ADJUDICATED_DRAW for g in games)
+
+
+def test_only_centi_men_scores_within_the_margin_count_as_level():
+    assert G._is_level("cp 0", 10) and G._is_level("cp -10", 10) and G._is_level("cp 10", 10)
+    assert not G._is_level("cp 11", 10) and not G._is_level("cp -11", 10)
+    assert not G._is_level("mate 3", 10) and not G._is_level("mate -3", 10000)
+    assert not G._is_level(None, 10) and not G._is_level("", 10)
+
+
+def test_adjudicate_draws_settings_and_their_errors(tmp_path, capsys):
+    from uci_checkers.arena import draw_adjudication
+
+    assert draw_adjudication([]) == G.DrawAdjudication(after=40, plies=8, score=10)
+    assert draw_adjudication(["after=0", "plies=2", "score=25"]) == G.DrawAdjudication(0, 2, 25)
+    for bad in (["plies=0"], ["score=-1"], ["after=x"], ["after"], ["foo=1"], ["score=10001"], ["plies=1.5"]):
+        with pytest.raises(EngineConfigError, match="--adjudicate-draws"):
+            draw_adjudication(bad)
+    code = arena_main(["--depth", "1", "--adjudicate-draws", "plies=0", "--pdn-out", str(tmp_path / "x.pdn")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "plies='0'" in err and not (tmp_path / "x.pdn").exists()
 
 
 @pytest.mark.skipif(importlib.util.find_spec("uci_checkers.protocols.uci") is None,

@@ -18,6 +18,8 @@ milliseconds.  ``--fault`` turns it into a deliberately broken engine:
 Options: ``Hash``, ``NoProgressPlies`` and ``Move Overhead`` (default 50) are declared; a
 ``setoption`` whose value is not a whole number is refused with ``info string error``.
 
+``--score CP`` reports that score with every move (default: a random one within +-50).
+
 ``--fault-at N`` (default 1): the fault hits at the N-th ``go`` of each game (the
 ``go`` count restarts at ``ucinewgame``).  ``--log FILE`` appends every input line.
 """
@@ -148,6 +150,7 @@ def main() -> int:
     ap.add_argument("--fault-at", type=int, default=1)
     ap.add_argument("--slow-ms", type=int, default=500)
     ap.add_argument("--log", default="")
+    ap.add_argument("--score", type=int, default=None, help="report this score (cp) with every move")
     args = ap.parse_args()
     log = open(args.log, "a", encoding="utf-8") if args.log else None
     out = sys.stdout
@@ -235,7 +238,8 @@ def main() -> int:
                 m = rng.choice(moves)
                 say(f"bestmove {m[0]}x{m[-1]}")
             else:
-                say(f"info depth 1 score cp {rng.randint(-50, 50)} nodes {len(moves)}")
+                cp = rng.randint(-50, 50) if args.score is None else args.score
+                say(f"info depth 1 score cp {cp} nodes {len(moves)}")
                 say(f"bestmove {text(rng.choice(moves))}")
         elif cmd == "stop":
             stop.set()

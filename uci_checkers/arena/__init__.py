@@ -43,7 +43,8 @@ reversed (an opening pair); the book is shuffled with ``--seed`` (default 1) unl
 Termination reasons (PDN ``Termination``): ``no legal moves``, ``threefold
 repetition``, ``no progress``, ``ply cap``, ``time forfeit``, ``illegal move``
 (malformed, illegal, ambiguous, or ``bestmove (none)`` with legal moves),
-``engine crash`` and ``engine timeout`` (no ``uciok``/``readyok``/``bestmove``).
+``engine crash``, ``engine timeout`` (no ``uciok``/``readyok``/``bestmove``) and,
+with ``--adjudicate-draws``, ``adjudicated draw``.
 A crashed or hung engine is restarted for its next game.  An engine whose very
 first start fails (it exits, or never answers ``uci``/``isready``: a typo in its
 command, a program that does not speak the protocol) stops the match at once
@@ -70,12 +71,15 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from ..util.commandline import ToolParser
 from .engine import EngineConfig, EngineConfigError, Limits, Timeouts, parse_tc
 
-__all__ = ["main", "build_parser", "engines_from_args"]
+if TYPE_CHECKING:
+    from .game import DrawAdjudication
+
+__all__ = ["main", "build_parser", "engines_from_args", "draw_adjudication"]
 
 _LIMIT_KEYS = ("tc", "movetime", "depth", "nodes")
 
@@ -111,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="games at once (default: 1 locally, one per CPU of a Ray cluster)")
     o.add_argument("--max-plies", type=int, default=400, metavar="N",
                    help="adjudicate a draw after N plies (safety net; default 400)")
+    o.add_argument("--adjudicate-draws", nargs="*", metavar="K=V",
+                   help="call a game drawn once, after at least `after` plies, both engines scored each of the "
+                        "last `plies` moves within `score` centi-men of 0: after=40 plies=8 score=10 (defaults; "
+                        "off unless given)")
     o.add_argument("--no-progress-plies", type=int, default=80, metavar="N",
                    help="no-progress draw after N plies without capture or man move (0 off; default 80); "
                         "sent to engines that have a NoProgressPlies option")
@@ -189,6 +197,27 @@ def _apply_limits(limits: Limits, kv: dict[str, str]) -> None:
             limits.depth = None if clear else _int(value, key)
         elif key == "nodes":
             limits.nodes = None if clear else _int(value, key)
+
+
+_ADJUDICATION_RANGES = {"after": (0, 100_000), "plies": (1, 100_000), "score": (0, 10_000)}
+
+
+def draw_adjudication(words: Sequence[str]) -> DrawAdjudication:
+    """``--adjudicate-draws`` from ``["after=40", "plies=8", "score=10"]`` (any subset; the rest default)."""
+    from .game import DrawAdjudication
+
+    values: dict[str, int] = {}
+    for w in words:
+        key, sep, value = w.partition("=")
+        if not sep or key not in _ADJUDICATION_RANGES:
+            raise EngineConfigError(f"--adjudicate-draws: bad setting {w[:40]!r}: expected after=, plies=, score=")
+        lo, hi = _ADJUDICATION_RANGES[key]
+        text = value.strip()
+        if not (text.isascii() and text.isdigit() and lo <= int(text) <= hi):
+            raise EngineConfigError(f"--adjudicate-draws: {key}={value[:20]!r}: "
+                                    f"must be a whole number from {lo} to {hi}")
+        values[key] = int(text)
+    return DrawAdjudication(**values)
 
 
 def engines_from_args(args: argparse.Namespace) -> list[EngineConfig]:
@@ -315,8 +344,10 @@ def _main(argv: Optional[Sequence[str]]) -> int:
         sprt = Sprt.parse(args.sprt) if args.sprt is not None else None
         timeouts = Timeouts(uciok=args.timeout_uci, readyok=args.timeout_ready, move=args.timeout_move,
                             margin_ms=args.margin)
+        adjudication = draw_adjudication(args.adjudicate_draws) if args.adjudicate_draws is not None else None
         settings = Settings(timeouts=timeouts, no_progress_plies=args.no_progress_plies,
-                            max_plies=args.max_plies, event=args.event, comments=not args.no_comments)
+                            max_plies=args.max_plies, event=args.event, comments=not args.no_comments,
+                            draw_adjudication=adjudication)
         jobs = schedule(engines, tournament, games, book)
         live = stderr_is_tty()
         show = live if args.progress is None else args.progress

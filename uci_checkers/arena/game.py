@@ -4,7 +4,8 @@ The runner, not the engines, decides every result:
 
 * after each move :meth:`Game.status` applies the rules (no legal move loses,
   threefold repetition and the no-progress count draw) and a ply cap is the
-  safety net (a draw);
+  safety net (a draw); on request (:class:`DrawAdjudication`) a game both engines
+  keep scoring level is called a draw early;
 * every ``bestmove`` is checked with :meth:`Position.parse_move`; malformed,
   illegal or ambiguous text loses, and so does ``bestmove (none)`` when a legal
   move exists;
@@ -65,10 +66,30 @@ TIME_FORFEIT = "time forfeit"
 ILLEGAL_MOVE = "illegal move"
 ENGINE_CRASH = "engine crash"
 ENGINE_TIMEOUT = "engine timeout"
+ADJUDICATED_DRAW = "adjudicated draw"
 TERMINATIONS = (NO_MOVES, REPETITION, NO_PROGRESS, PLY_CAP, TIME_FORFEIT, ILLEGAL_MOVE, ENGINE_CRASH,
-                ENGINE_TIMEOUT)
+                ENGINE_TIMEOUT, ADJUDICATED_DRAW)
 
 SIDES = ("Black", "White")
+
+
+@dataclass(frozen=True)
+class DrawAdjudication:
+    """When the arena calls a game drawn before its end (cutechess-cli's ``-draw``): once at least ``after``
+    plies are on the board (the opening's included) and each of the last ``plies`` moves came with a score
+    (``cp``, not a mate) within ``score`` centi-men of zero.  A move without a score starts the count again.
+
+    Engines that agree a position is level for several moves in a row seldom go on to decide it, and the
+    level endings they shuffle through to a repetition are a third of a match's time.  Not exact: both can
+    be wrong about an ending (then a game that would have been won is a draw).
+    """
+
+    after: int = 40
+    plies: int = 8
+    score: int = 10
+
+    def describe(self) -> str:
+        return f"after={self.after} plies={self.plies} score={self.score}"
 
 
 @dataclass
@@ -78,6 +99,7 @@ class Settings:
     timeouts: Timeouts = field(default_factory=Timeouts)
     no_progress_plies: int = DEFAULT_NO_PROGRESS_PLIES
     max_plies: int = 400
+    draw_adjudication: Optional[DrawAdjudication] = None     # None: every game is played out
     event: str = "uci_checkers arena"
     site: str = field(default_factory=socket.gethostname)
     comments: bool = True
@@ -332,6 +354,8 @@ def play_game(job: GameJob, pool: EnginePool, stop: Optional[threading.Event] = 
             return lose(side, ENGINE_CRASH, f"{exc} (start-up or new game)")
 
     clocks: list[Optional[float]] = [float(l.tc_base_ms) if l.has_clock else None for l in limits]
+    adjudication = settings.draw_adjudication
+    level_plies = 0        # the last moves in a row whose score was within the adjudication's margin
     base_cmd = "position startpos" if record.fen_is_start else f"position fen {start_fen}"
     margin = settings.timeouts.margin_ms
     while True:
@@ -340,6 +364,11 @@ def play_game(job: GameJob, pool: EnginePool, stop: Optional[threading.Event] = 
             return finish(status.pdn_result, _termination(status), _status_detail(status, game))
         if len(game.moves) >= settings.max_plies:
             return finish("1/2-1/2", PLY_CAP, f"adjudicated a draw after {len(game.moves)} plies")
+        if (adjudication is not None and level_plies >= adjudication.plies
+                and len(game.moves) >= adjudication.after):
+            return finish("1/2-1/2", ADJUDICATED_DRAW,
+                          f"both engines scored the last {level_plies} moves within {adjudication.score} "
+                          f"centi-men of a draw (adjudication {adjudication.describe()})")
         if stop is not None and stop.is_set():
             return None
         turn = game.position.turn
@@ -382,8 +411,18 @@ def play_game(job: GameJob, pool: EnginePool, stop: Optional[threading.Event] = 
         except (InvalidMoveError, NotationError) as exc:
             return lose(turn, ILLEGAL_MOVE, f"malformed move {text!r} ({exc})")
         game.push(move)
+        if adjudication is not None:
+            level_plies = level_plies + 1 if _is_level(reply.score, adjudication.score) else 0
         record.comments.append(_fmt_comment(reply.score, reply.depth, reply.elapsed_ms, turn)
                                if settings.comments else None)
+
+
+def _is_level(reply_score: Optional[str], margin: int) -> bool:
+    """The engine's reported score (``cp 12``, ``mate 3`` or none) is a centi-men score within ``margin`` of 0."""
+    if not reply_score:
+        return False
+    kind, _, value = reply_score.partition(" ")
+    return kind == "cp" and value.lstrip("-").isdigit() and abs(int(value)) <= margin
 
 
 def _termination(status: GameStatus) -> str:

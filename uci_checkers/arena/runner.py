@@ -25,7 +25,8 @@ from ..util.atomicfile import write_text_atomic
 from ..util.progress import Progress, is_terminal
 from ..rules.pdn import PdnError, read_pdn_file, write_game
 from .engine import EngineConfig
-from .game import GameJob, GameRecord, Settings, limits_tag, time_control_tag
+from .game import (ADJUDICATED_DRAW, NO_MOVES, NO_PROGRESS, REPETITION, GameJob, GameRecord, Settings, limits_tag,
+                   time_control_tag)
 from .openings import Opening
 from .sprt import Sprt
 from .stats import PairStats, fmt_error, json_number
@@ -241,8 +242,7 @@ class Match:
         if self.sprt is not None and self.last_llr is not None:
             text += f"  LLR {self.last_llr:.2f} [{self.sprt.lower:.2f}, {self.sprt.upper:.2f}]"
         note = None
-        if record is not None and record.termination not in ("no legal moves", "threefold repetition",
-                                                              "no progress"):
+        if record is not None and record.termination not in (NO_MOVES, REPETITION, NO_PROGRESS, ADJUDICATED_DRAW):
             note = f"game {record.number} ({record.black} - {record.white}) {record.result}: " \
                    f"{record.termination}" + (f" - {record.detail}" if record.detail else "")
         if self._bar.live:
