@@ -376,6 +376,7 @@ def test_level_scores_adjudicate_a_draw_after_the_run_and_the_ply_floor(tmp_path
             assert len(g.moves) < 12
     assert sum(g.tag("Termination") == G.ADJUDICATED_DRAW for g in games) >= 3
     assert match.stats[0].terminations[G.ADJUDICATED_DRAW] >= 3
+    assert match.summary()["draw_adjudication"] == "after=12 plies=4 score=10"
 
 
 def test_a_score_outside_the_margin_is_never_adjudicated(tmp_path):

@@ -325,6 +325,8 @@ class Match:
             "games_scheduled": self.total, "games_played": self.finished, "games_resumed": self.resumed,
             "pdn": self.pdn_out, "pairs": pairs,
             "elapsed_s": round(time.monotonic() - self.started, 3),
+            "draw_adjudication": (None if self.settings.draw_adjudication is None
+                                  else self.settings.draw_adjudication.describe()),
         }
         if self.sprt is not None:
             out["sprt"] = {"elo0": self.sprt.elo0, "elo1": self.sprt.elo1, "alpha": self.sprt.alpha,
