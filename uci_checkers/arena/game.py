@@ -80,8 +80,8 @@ class DrawAdjudication:
     (``cp``, not a mate) within ``score`` centi-men of zero.  A move without a score starts the count again.
 
     Engines that agree a position is level for several moves in a row seldom go on to decide it, and the
-    level endings they shuffle through to a repetition are a third of a match's time.  Not exact: both can
-    be wrong about an ending (then a game that would have been won is a draw).
+    level endings they shuffle through to a repetition are about a third of a match's plies (README).  Not
+    exact: both can be wrong about an ending (then a game one side would have won is a draw).
     """
 
     after: int = 40
