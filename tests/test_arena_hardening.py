@@ -233,6 +233,21 @@ def test_resume_with_other_limits_is_refused(tmp_path, capsys):
     assert out.read_bytes() == before
 
 
+def test_resume_with_other_draw_adjudication_is_refused(tmp_path, capsys):
+    code, out = _play(tmp_path, "--depth", "1", "--adjudicate-draws", "plies=200")
+    assert code == 0
+    before = out.read_bytes()
+    assert read_pdn_file(out).games[0].tag("DrawAdjudication") == "after=40 plies=200 score=10"
+    for other in ([], ["--adjudicate-draws"]):          # off, and other settings
+        code, _ = _play(tmp_path, "--depth", "1", "--games", "6", "--resume", *other)
+        assert code == 2
+        err = capsys.readouterr().err
+        assert "draw adjudication after=40 plies=200 score=10" in err and err.count("\n") == 1
+        assert out.read_bytes() == before
+    code, _ = _play(tmp_path, "--depth", "1", "--games", "6", "--resume", "--adjudicate-draws", "plies=200")
+    assert code == 0 and len(read_pdn_file(out).games) == 6
+
+
 def test_resume_rewrite_is_atomic(tmp_path, monkeypatch):
     code, out = _play(tmp_path, "--depth", "1")
     with out.open("a") as f:                   # a game cut off by a kill

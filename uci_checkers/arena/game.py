@@ -38,7 +38,8 @@ when White moves first).  The opening moves are part of the move text, so the
 record replays from its own start; each engine move has its ``{score/depth time}``
 comment (the score in men from Black's point of view, ``#n`` for a mate, as
 ``uci-checkers analyse`` writes them) and the reason for an adjudicated end is a
-last comment.
+last comment.  A game played with draw adjudication also carries ``[DrawAdjudication
+"after=40 plies=8 score=10"]``, which ``--resume`` checks as it checks ``Limits``.
 """
 from __future__ import annotations
 
@@ -144,6 +145,7 @@ class GameRecord:
     duration_s: float = 0.0
     time_control: str = "-"
     limits: str = ""               # both engines' limits (Limits.describe), "a" or "black / white"
+    adjudication: str = ""         # the draw adjudication's settings (DrawAdjudication.describe), "" when off
 
     def score_for(self, name: str) -> float:
         """Points (1, 0.5, 0) the engine called ``name`` earned in this game."""
@@ -163,6 +165,8 @@ class GameRecord:
                     TimeControl=self.time_control)
         if self.limits:
             tags["Limits"] = self.limits
+        if self.adjudication:
+            tags["DrawAdjudication"] = self.adjudication
         game = PdnGame.from_moves(self.moves, Position.from_fen(self.fen), tags, self.result)
         game.comments = {ply: [text] for ply, text in enumerate(self.comments, 1) if text}
         if self.detail:
@@ -331,7 +335,8 @@ def play_game(job: GameJob, pool: EnginePool, stop: Optional[threading.Event] = 
         moves=[str(m) for m in game.moves], opening_plies=len(game.moves), result="*",
         termination="", comments=[None] * len(game.moves),
         date=datetime.now(timezone.utc).strftime("%Y-%m-%d"),
-        time_control=time_control_tag(limits), limits=limits_tag(limits))
+        time_control=time_control_tag(limits), limits=limits_tag(limits),
+        adjudication=settings.draw_adjudication.describe() if settings.draw_adjudication is not None else "")
 
     def finish(result: str, termination: str, detail: str = "") -> GameRecord:
         record.result, record.termination, record.detail = result, termination, detail

@@ -162,6 +162,12 @@ class Match:
                 raise MatchError(f"cannot resume from {path}: game {number} was played with {played}, this "
                                  f"command gives {expected}; resume with the same limits (or start a new "
                                  "--pdn-out)")
+            adjudication = self.settings.draw_adjudication
+            wanted = adjudication.describe() if adjudication is not None else ""
+            if g.tag("DrawAdjudication") != wanted:
+                raise MatchError(f"cannot resume from {path}: game {number} was played with draw adjudication "
+                                 f"{g.tag('DrawAdjudication') or 'off'}, this command gives {wanted or 'off'}; "
+                                 "resume with the same --adjudicate-draws (or start a new --pdn-out)")
             if number in self.written:
                 continue
             self.written.add(number)
