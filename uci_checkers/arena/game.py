@@ -105,6 +105,11 @@ class Settings:
     site: str = field(default_factory=socket.gethostname)
     comments: bool = True
 
+    @property
+    def adjudication_tag(self) -> str:
+        """The games' ``DrawAdjudication`` tag ("" when every game is played out)."""
+        return self.draw_adjudication.describe() if self.draw_adjudication is not None else ""
+
 
 @dataclass
 class GameJob:
@@ -336,7 +341,7 @@ def play_game(job: GameJob, pool: EnginePool, stop: Optional[threading.Event] = 
         termination="", comments=[None] * len(game.moves),
         date=datetime.now(timezone.utc).strftime("%Y-%m-%d"),
         time_control=time_control_tag(limits), limits=limits_tag(limits),
-        adjudication=settings.draw_adjudication.describe() if settings.draw_adjudication is not None else "")
+        adjudication=settings.adjudication_tag)
 
     def finish(result: str, termination: str, detail: str = "") -> GameRecord:
         record.result, record.termination, record.detail = result, termination, detail

@@ -162,8 +162,7 @@ class Match:
                 raise MatchError(f"cannot resume from {path}: game {number} was played with {played}, this "
                                  f"command gives {expected}; resume with the same limits (or start a new "
                                  "--pdn-out)")
-            adjudication = self.settings.draw_adjudication
-            wanted = adjudication.describe() if adjudication is not None else ""
+            wanted = self.settings.adjudication_tag
             if g.tag("DrawAdjudication") != wanted:
                 raise MatchError(f"cannot resume from {path}: game {number} was played with draw adjudication "
                                  f"{g.tag('DrawAdjudication') or 'off'}, this command gives {wanted or 'off'}; "
@@ -331,8 +330,7 @@ class Match:
             "games_scheduled": self.total, "games_played": self.finished, "games_resumed": self.resumed,
             "pdn": self.pdn_out, "pairs": pairs,
             "elapsed_s": round(time.monotonic() - self.started, 3),
-            "draw_adjudication": (None if self.settings.draw_adjudication is None
-                                  else self.settings.draw_adjudication.describe()),
+            "draw_adjudication": self.settings.adjudication_tag or None,
         }
         if self.sprt is not None:
             out["sprt"] = {"elo0": self.sprt.elo0, "elo1": self.sprt.elo1, "alpha": self.sprt.alpha,
