@@ -401,7 +401,8 @@ def test_adjudicate_draws_settings_and_their_errors(tmp_path, capsys):
 
     assert draw_adjudication([]) == G.DrawAdjudication(after=40, plies=8, score=10)
     assert draw_adjudication(["after=0", "plies=2", "score=25"]) == G.DrawAdjudication(0, 2, 25)
-    for bad in (["plies=0"], ["score=-1"], ["after=x"], ["after"], ["foo=1"], ["score=10001"], ["plies=1.5"]):
+    for bad in (["plies=0"], ["score=-1"], ["after=x"], ["after"], ["foo=1"], ["score=10001"], ["plies=1.5"],
+                ["after=" + "1" * 5000]):
         with pytest.raises(EngineConfigError, match="--adjudicate-draws"):
             draw_adjudication(bad)
     code = arena_main(["--depth", "1", "--adjudicate-draws", "plies=0", "--pdn-out", str(tmp_path / "x.pdn")])

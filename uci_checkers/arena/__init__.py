@@ -213,7 +213,8 @@ def draw_adjudication(words: Sequence[str]) -> DrawAdjudication:
             raise EngineConfigError(f"--adjudicate-draws: bad setting {w[:40]!r}: expected after=, plies=, score=")
         lo, hi = _ADJUDICATION_RANGES[key]
         text = value.strip()
-        if not (text.isascii() and text.isdigit() and lo <= int(text) <= hi):
+        # the length first: int() refuses (with a ValueError) strings of more than 4,300 digits
+        if not (text.isascii() and text.isdigit() and len(text) <= len(str(hi)) and lo <= int(text) <= hi):
             raise EngineConfigError(f"--adjudicate-draws: {key}={value[:20]!r}: "
                                     f"must be a whole number from {lo} to {hi}")
         values[key] = int(text)
