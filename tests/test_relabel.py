@@ -106,7 +106,8 @@ def test_a_run_resumes_and_two_processes_give_the_same_labels(recorded, db3, tmp
 
 
 def test_command_line_errors_are_one_line_and_exit_2(recorded, tmp_path, capsys):
-    for argv in (["--pieces", "9-3"], ["--nodes", "0"], ["--egdb-dir", str(tmp_path / "none")]):
+    for argv in (["--pieces", "9-3"], ["--nodes", "0"], ["--egdb-dir", str(tmp_path / "none")],
+                 ["--hash", "0"], ["--hash", "4097"]):
         with pytest.raises(SystemExit) as exc:
             R.main(["--data", str(recorded), "--out", str(tmp_path / "o")] + argv)
         assert exc.value.code == 2
@@ -114,3 +115,12 @@ def test_command_line_errors_are_one_line_and_exit_2(recorded, tmp_path, capsys)
         assert "Traceback" not in "".join(err) and err[-1].startswith("uci-checkers relabel: ")
     assert R.main(["--data", str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 2
     assert "no such file or directory" in capsys.readouterr().err
+
+
+def test_the_command_line_passes_the_table_size_and_records_it(recorded, db3, tmp_path, capsys):
+    out = tmp_path / "o"
+    argv = ["--data", str(recorded), "--out", str(out), "--pieces", "2-4", "--chunk", "3", "--nodes", "2000",
+            "--egdb-dir", str(db3), "--egdb-pieces", "3", "--hash", "1"]
+    assert R.main(argv) == 0
+    meta = json.loads(np.load(out / "shard-00000.npz")["meta"].tobytes())
+    assert meta["config"]["hash_mb"] == 1 and meta["config"]["nodes"] == 2000

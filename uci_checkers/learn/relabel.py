@@ -43,6 +43,7 @@ from .selfplay import RESULT_DRAW, RESULT_LOSS, RESULT_WIN, SCORE_CLAMP, clamp_s
 
 RELABEL_FORMAT = 1
 GAME_STRIDE = 10**7          # output game number = input source index * GAME_STRIDE + input game number
+MAX_HASH_MB = 4096           # the engine's Hash option's maximum
 DECISIVE = 2000              # a search score beyond this (database win or mate: +-3000 after clamping) is proven
 
 
@@ -232,6 +233,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--nodes", type=int, default=30000, help="nodes per search (default 30000)")
     ap.add_argument("--seed", type=int, default=1, help="fixes the choice and order of positions (default 1)")
     ap.add_argument("--jobs", type=int, default=1, help="processes searching at once (default 1)")
+    ap.add_argument("--hash", type=int, default=RelabelConfig.hash_mb, metavar="MB",
+                    help=f"transposition table per process, cleared before every position (default "
+                         f"{RelabelConfig.hash_mb}; at a few thousand nodes 1 MB is faster: clearing 16 MB "
+                         f"costs more than the search)")
     ap.add_argument("--egdb-dir", default="", help="endgame database directory (default: the engine's own)")
     ap.add_argument("--egdb-pieces", type=int, default=8, help="use database slices up to this many pieces")
     ap.add_argument("--weights", metavar="FILE", default=None, help="evaluation weights the search uses")
@@ -243,6 +248,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     for name in ("positions", "chunk", "nodes", "jobs"):
         if not 1 <= getattr(args, name) <= 10**9:
             ap.error(f"--{name} must be between 1 and 1000000000, not {getattr(args, name)}")
+    if not 1 <= args.hash <= MAX_HASH_MB:
+        ap.error(f"--hash must be between 1 and {MAX_HASH_MB} MB, not {args.hash}")
     if args.egdb_dir and not Path(args.egdb_dir).is_dir():
         ap.error(f"--egdb-dir {args.egdb_dir}: no such directory")
     out = Path(args.out)
@@ -255,7 +262,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             weights = os.path.abspath(read_weights(args.weights).path)
         except WeightsError as exc:
             ap.error(f"--weights: {exc}")
-    config = RelabelConfig(nodes=args.nodes, egdb_dir=os.path.abspath(args.egdb_dir) if args.egdb_dir else "",
+    config = RelabelConfig(nodes=args.nodes, hash_mb=args.hash, egdb_dir=os.path.abspath(args.egdb_dir) if args.egdb_dir else "",
                            egdb_pieces=args.egdb_pieces, weights=weights)
     db = load_databases(config)
     print("uci-checkers relabel: " + (f"endgame databases up to {db.pieces} pieces" if db else
