@@ -34,13 +34,14 @@ SUBCOMMANDS = {
     "gui": ("uci_checkers.gui.server", "play or analyse in a browser: gui [--port P] [--no-browser] [--engine cmd=...]"),
     "selfplay": ("uci_checkers.learn.selfplay", "play fast self-play games into shards of labelled positions"),
     "relabel": ("uci_checkers.learn.relabel", "search recorded positions again with the endgame databases: new labels"),
+    "rescore": ("uci_checkers.learn.rescore", "recorded shards with every search score made again by a newer evaluation"),
     "train": ("uci_checkers.learn.train", "fit the evaluation weights to self-play shards"),
     "train-net": ("uci_checkers.learn.train_net", "fit the network evaluation to self-play shards (needs PyTorch)"),
     "validate": ("uci_checkers.learn.validate", "score the evaluation on held-out games (and a puzzle file, if you have one)"),
 }
 
 # Subcommands that play or search with the package's evaluation: checked before they start.
-NEEDS_WEIGHTS = frozenset({"engine", "hub", "bench", "go", "analyse", "selfplay", "relabel", "validate", "book"})
+NEEDS_WEIGHTS = frozenset({"engine", "hub", "bench", "go", "analyse", "selfplay", "relabel", "rescore", "validate", "book"})
 
 
 def usage() -> str:

@@ -82,7 +82,7 @@ def choose_positions(inputs: list[Path], lo: int, hi: int, count: int, seed: int
             "stm": data.stm[rows], "result": result, "game": source * GAME_STRIDE + game}, data.sources
 
 
-class _Labeller:
+class Labeller:
     """One process's searcher with the databases (kept between chunks)."""
 
     def __init__(self, config: RelabelConfig) -> None:
@@ -137,7 +137,7 @@ def new_result(score: int, stm: int, recorded: int, exact: Optional[int] = None)
     return RESULT_WIN if mover_wins == (stm == 0) else RESULT_LOSS
 
 
-_WORKER: Optional[_Labeller] = None
+_WORKER: Optional[Labeller] = None
 
 
 def _label_chunk(config: RelabelConfig, chunk: int, arrays: dict[str, np.ndarray], out_dir: str,
@@ -145,7 +145,7 @@ def _label_chunk(config: RelabelConfig, chunk: int, arrays: dict[str, np.ndarray
     """Search every position of one chunk and write it; returns (chunk, positions, proven results)."""
     global _WORKER
     if _WORKER is None or _WORKER.config != config:
-        _WORKER = _Labeller(config)
+        _WORKER = Labeller(config)
     enter_worker(parent)
     n = arrays["black"].shape[0]
     score = np.zeros(n, dtype=np.int64)
