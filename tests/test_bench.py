@@ -9,7 +9,7 @@ from uci_checkers.tools import bench
 from uci_checkers.rules.position import Position
 
 SIGNATURE_DEPTH = 9   # deep enough for internal iterative deepening to act (at depth 5 it never does)
-SIGNATURE = 458171  # the network n6 (default); verified pruning; truncation; history with malus; IID
+SIGNATURE = 417749  # the network n12 (default); verified pruning; truncation; history with malus; IID
 
 
 def test_positions_valid_and_enough():
