@@ -52,6 +52,7 @@ import numpy as np
 
 from ..rules.position import Game, Position
 from ..search.alphabeta import MATE, MATE_BOUND, Searcher, SearchLimits
+from ..search.tt import MAX_MB
 from ..util.atomicfile import write_bytes_atomic
 from ..util.commandline import COMPILING_NOTICE, announce_if_slow
 from ..util.interrupts import raise_if_interrupted
@@ -99,8 +100,8 @@ class BuildSettings:
             raise BookBuildError(f"--reply-weight must be 0..100, not {self.reply_weight}")
         if not 1 <= self.batch <= 1024:
             raise BookBuildError(f"--batch must be 1..1024, not {self.batch}")
-        if not 1 <= self.hash_mb <= 4096:
-            raise BookBuildError(f"--hash must be 1..4096, not {self.hash_mb}")
+        if not 1 <= self.hash_mb <= MAX_MB:
+            raise BookBuildError(f"--hash must be 1..{MAX_MB}, not {self.hash_mb}")
 
 
 @dataclass

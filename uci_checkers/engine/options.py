@@ -70,14 +70,15 @@ class OptionSpec:
         return value  # string: kept verbatim
 
 
-# search.MAX_THREADS, repeated here because importing search loads numba, which must not
-# happen before `uci` is answered.
+# search.MAX_THREADS and search.tt.MAX_MB, repeated here because importing search loads numba,
+# which must not happen before `uci` is answered.
 _SEARCH_MAX_THREADS = 64
+MAX_HASH_MB = 4096           # the Hash option's maximum, also the tools' --hash limit
 
 
 def build_option_specs() -> list[OptionSpec]:
     specs = [
-        OptionSpec("Hash", "spin", 16, 1, 4096, help="transposition table size in MB"),
+        OptionSpec("Hash", "spin", 16, 1, MAX_HASH_MB, help="transposition table size in MB"),
         OptionSpec("Clear Hash", "button", help="forget everything the search has learnt"),
         OptionSpec("Ponder", "check", False, help="the host may send go ponder (informational)"),
         OptionSpec("MultiPV", "spin", 1, 1, 64, help="number of best lines reported"),

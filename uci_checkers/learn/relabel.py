@@ -33,6 +33,7 @@ from typing import Optional, TextIO
 
 import numpy as np
 
+from ..engine.options import MAX_HASH_MB
 from ..util.atomicfile import atomic_output
 from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, ToolParser
 from ..util.interrupts import raise_if_interrupted
@@ -43,7 +44,6 @@ from .selfplay import RESULT_DRAW, RESULT_LOSS, RESULT_WIN, SCORE_CLAMP, clamp_s
 
 RELABEL_FORMAT = 1
 GAME_STRIDE = 10**7          # output game number = input source index * GAME_STRIDE + input game number
-MAX_HASH_MB = 4096           # the engine's Hash option's maximum
 DECISIVE = 2000              # a search score beyond this (database win or mate: +-3000 after clamping) is proven
 
 

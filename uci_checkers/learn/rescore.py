@@ -28,13 +28,14 @@ from typing import Optional, TextIO
 
 import numpy as np
 
+from ..engine.options import MAX_HASH_MB
 from ..util.atomicfile import atomic_output
 from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, ToolParser
 from ..util.interrupts import raise_if_interrupted
 from ..util.progress import Progress
 from ..util.workpool import check_parent, enter_worker, run_in_processes
 from .dataset import DataError, shard_digest
-from .relabel import MAX_HASH_MB, Labeller, RelabelConfig
+from .relabel import Labeller, RelabelConfig
 from .selfplay import engine_identity
 
 RESCORE_FORMAT = 1

@@ -24,6 +24,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from ..engine.options import MAX_HASH_MB
 from ..util.commandline import ToolParser
 
 DEFAULT_DEPTH = 15
@@ -86,8 +87,6 @@ ENDGAMES = (
 )
 POSITIONS = OPENINGS + CAPTURE_OPENINGS + MIDDLEGAMES + ENDGAMES
 
-
-MAX_HASH_MB = 4096
 
 
 def run_bench(depth: int = DEFAULT_DEPTH, hash_mb: int = BENCH_HASH_MB,
