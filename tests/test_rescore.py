@@ -18,7 +18,7 @@ FENS = ["B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12",   
         "W:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,13",
         "B:W18,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,13",
         "B:W21,22:B9,10", "W:WK30:B12,K3"]
-MARK = 17                            # the recorded score every row starts with
+MARK = 4321       # the recorded score of every row: outside the +-3000 a search score is clamped to
 
 
 def _records(n_games: int, first: int) -> list[GameRecord]:
