@@ -222,6 +222,25 @@ def _piece_range(text: str) -> tuple[int, int]:
     return a, b
 
 
+def search_config(ap: ToolParser, args) -> RelabelConfig:
+    """The searches' settings from the parsed ``--nodes``, ``--hash``, ``--egdb-dir``, ``--egdb-pieces`` and
+    ``--weights`` of relabel or rescore (a bad value ends the tool with one line and exit 2)."""
+    if not 1 <= args.hash <= MAX_HASH_MB:
+        ap.error(f"--hash must be between 1 and {MAX_HASH_MB} MB, not {args.hash}")
+    if args.egdb_dir and not Path(args.egdb_dir).is_dir():
+        ap.error(f"--egdb-dir {args.egdb_dir}: no such directory")
+    weights = ""
+    if args.weights is not None:
+        from ..search.weights import WeightsError, read_weights
+        try:
+            weights = os.path.abspath(read_weights(args.weights).path)
+        except WeightsError as exc:
+            ap.error(f"--weights: {exc}")
+    return RelabelConfig(nodes=args.nodes, hash_mb=args.hash,
+                         egdb_dir=os.path.abspath(args.egdb_dir) if args.egdb_dir else "",
+                         egdb_pieces=args.egdb_pieces, weights=weights)
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     ap = ToolParser(prog="uci-checkers relabel", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", action="append", required=True, metavar="DIR",
@@ -248,22 +267,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     for name in ("positions", "chunk", "nodes", "jobs"):
         if not 1 <= getattr(args, name) <= 10**9:
             ap.error(f"--{name} must be between 1 and 1000000000, not {getattr(args, name)}")
-    if not 1 <= args.hash <= MAX_HASH_MB:
-        ap.error(f"--hash must be between 1 and {MAX_HASH_MB} MB, not {args.hash}")
-    if args.egdb_dir and not Path(args.egdb_dir).is_dir():
-        ap.error(f"--egdb-dir {args.egdb_dir}: no such directory")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         ap.error(f"--out {out} exists and is not a directory")
-    weights = ""
-    if args.weights is not None:
-        from ..search.weights import WeightsError, read_weights
-        try:
-            weights = os.path.abspath(read_weights(args.weights).path)
-        except WeightsError as exc:
-            ap.error(f"--weights: {exc}")
-    config = RelabelConfig(nodes=args.nodes, hash_mb=args.hash, egdb_dir=os.path.abspath(args.egdb_dir) if args.egdb_dir else "",
-                           egdb_pieces=args.egdb_pieces, weights=weights)
+    config = search_config(ap, args)
     db = load_databases(config)
     print("uci-checkers relabel: " + (f"endgame databases up to {db.pieces} pieces" if db else
           "no endgame databases found (uci-checkers egdb build --pieces 5): searching without them"),

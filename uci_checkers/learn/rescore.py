@@ -19,7 +19,6 @@ settings and the engine.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from dataclasses import asdict
@@ -28,14 +27,13 @@ from typing import Optional, TextIO
 
 import numpy as np
 
-from ..engine.options import MAX_HASH_MB
 from ..util.atomicfile import atomic_output
 from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, ToolParser
 from ..util.interrupts import raise_if_interrupted
 from ..util.progress import Progress
 from ..util.workpool import check_parent, enter_worker, run_in_processes
 from .dataset import DataError, shard_digest
-from .relabel import Labeller, RelabelConfig
+from .relabel import Labeller, RelabelConfig, search_config
 from .selfplay import engine_identity
 
 RESCORE_FORMAT = 1
@@ -140,25 +138,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     for name in ("nodes", "jobs"):
         if not 1 <= getattr(args, name) <= 10**9:
             ap.error(f"--{name} must be between 1 and 1000000000, not {getattr(args, name)}")
-    if not 1 <= args.hash <= MAX_HASH_MB:
-        ap.error(f"--hash must be between 1 and {MAX_HASH_MB} MB, not {args.hash}")
-    if args.egdb_dir and not Path(args.egdb_dir).is_dir():
-        ap.error(f"--egdb-dir {args.egdb_dir}: no such directory")
     data, out = Path(args.data), Path(args.out)
     if not data.is_dir():
         ap.error(f"--data {data}: no such directory")
     if out.exists() and not out.is_dir():
         ap.error(f"--out {out} exists and is not a directory")
-    weights = ""
-    if args.weights is not None:
-        from ..search.weights import WeightsError, read_weights
-        try:
-            weights = os.path.abspath(read_weights(args.weights).path)
-        except WeightsError as exc:
-            ap.error(f"--weights: {exc}")
-    config = RelabelConfig(nodes=args.nodes, hash_mb=args.hash,
-                           egdb_dir=os.path.abspath(args.egdb_dir) if args.egdb_dir else "",
-                           egdb_pieces=args.egdb_pieces, weights=weights)
+    config = search_config(ap, args)
     try:
         summary = rescore(data, out, config, args.jobs)
     except DataError as exc:
