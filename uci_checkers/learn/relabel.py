@@ -140,12 +140,18 @@ def new_result(score: int, stm: int, recorded: int, exact: Optional[int] = None)
 _WORKER: Optional[Labeller] = None
 
 
-def _label_chunk(config: RelabelConfig, chunk: int, arrays: dict[str, np.ndarray], out_dir: str,
-                 meta: dict, parent: Optional[int] = None) -> tuple[int, int, int]:
-    """Search every position of one chunk and write it; returns (chunk, positions, proven results)."""
+def worker_labeller(config: RelabelConfig) -> Labeller:
+    """This process's searcher for ``config`` (made once, kept between work items of relabel and rescore)."""
     global _WORKER
     if _WORKER is None or _WORKER.config != config:
         _WORKER = Labeller(config)
+    return _WORKER
+
+
+def _label_chunk(config: RelabelConfig, chunk: int, arrays: dict[str, np.ndarray], out_dir: str,
+                 meta: dict, parent: Optional[int] = None) -> tuple[int, int, int]:
+    """Search every position of one chunk and write it; returns (chunk, positions, proven results)."""
+    labeller = worker_labeller(config)
     enter_worker(parent)
     n = arrays["black"].shape[0]
     score = np.zeros(n, dtype=np.int64)
@@ -155,14 +161,14 @@ def _label_chunk(config: RelabelConfig, chunk: int, arrays: dict[str, np.ndarray
         if i % 64 == 0:
             check_parent(parent, "relabel")
         b, w, k, stm = (int(arrays[c][i]) for c in ("black", "white", "kings", "stm"))
-        exact = _WORKER.exact(b, w, k, stm)
+        exact = labeller.exact(b, w, k, stm)
         # a position the databases hold needs no search: its score is the verdict's
-        score[i] = SCORE_CLAMP * exact if exact is not None else _WORKER.label(b, w, k, stm)
+        score[i] = SCORE_CLAMP * exact if exact is not None else labeller.label(b, w, k, stm)
         proven += exact is not None or abs(int(score[i])) >= DECISIVE
         result[i] = new_result(int(score[i]), stm, int(result[i]), exact)
     out = {k: np.asarray(arrays[k], dtype=np.int64) for k in ("black", "white", "kings", "stm", "game")}
     out.update(score=score, result=result, ply=np.zeros(n, dtype=np.int64))
-    meta = dict(meta, chunk=chunk, positions=n, proven=proven, egdb_pieces=_WORKER.egdb_pieces,
+    meta = dict(meta, chunk=chunk, positions=n, proven=proven, egdb_pieces=labeller.egdb_pieces,
                 results=[int((result == r).sum()) for r in (RESULT_LOSS, RESULT_DRAW, RESULT_WIN)])
     out["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
     with atomic_output(chunk_path(Path(out_dir), chunk)) as f:

@@ -33,16 +33,13 @@ from ..util.interrupts import raise_if_interrupted
 from ..util.progress import Progress
 from ..util.workpool import check_parent, enter_worker, run_in_processes
 from .dataset import DataError, shard_digest
-from .relabel import Labeller, RelabelConfig, search_config
+from .relabel import RelabelConfig, search_config, worker_labeller
 from .selfplay import engine_identity
 
 RESCORE_FORMAT = 1
 COLUMNS = ("black", "white", "kings", "stm", "score", "ply", "result", "game")
 DEFAULT_NODES = 6000
 DEFAULT_HASH_MB = 1          # the table is cleared before every search: small is fast at a few thousand nodes
-
-_WORKER: Optional[Labeller] = None
-
 
 def read_shard(path: Path) -> dict[str, np.ndarray]:
     """The columns of one self-play shard (``DataError`` when it is not one)."""
@@ -59,9 +56,7 @@ def rescore_shard(config: RelabelConfig, source: str, target: str, meta: dict,
                   parent: Optional[int] = None) -> tuple[str, int, int]:
     """Search every distinct position of shard ``source`` and write it as ``target``; returns
     (target, rows, searches)."""
-    global _WORKER
-    if _WORKER is None or _WORKER.config != config:
-        _WORKER = Labeller(config)
+    labeller = worker_labeller(config)
     enter_worker(parent)
     arrays = read_shard(Path(source))
     keys = np.stack([arrays[c] for c in ("black", "white", "kings", "stm")], axis=1)
@@ -70,7 +65,7 @@ def rescore_shard(config: RelabelConfig, source: str, target: str, meta: dict,
     for n, i in enumerate(first):
         if n % 64 == 0:
             check_parent(parent, "rescore")
-        scores[n] = _WORKER.label(*(int(arrays[c][i]) for c in ("black", "white", "kings", "stm")))
+        scores[n] = labeller.label(*(int(arrays[c][i]) for c in ("black", "white", "kings", "stm")))
     out = {k: arrays[k] for k in COLUMNS}
     out["score"] = scores[inverse.reshape(-1)]
     old_meta = bytes(arrays["meta"]).decode(errors="replace")
