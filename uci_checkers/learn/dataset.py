@@ -51,6 +51,19 @@ class PositionSet:
         return h.hexdigest()
 
 
+def read_shard(path: Path, columns: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The named int64 columns of one shard file, and ``meta`` (bytes, empty when absent) if asked for;
+    ``DataError`` when it is not a readable shard."""
+    try:
+        with np.load(path) as z:
+            out = {k: np.asarray(z[k], dtype=np.int64) for k in columns if k != "meta"}
+            if "meta" in columns:
+                out["meta"] = np.asarray(z["meta"], dtype=np.uint8) if "meta" in z.files else np.zeros(0, np.uint8)
+    except (OSError, KeyError, ValueError) as exc:
+        raise DataError(f"{path}: not a readable self-play shard ({exc})") from None
+    return out
+
+
 def load_shards(paths: list[Path], limit: Optional[int] = None) -> PositionSet:
     """Every position of the shards under ``paths`` (files or directories), in a fixed order."""
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("black", "white", "kings", "stm", "result", "score",
@@ -62,12 +75,7 @@ def load_shards(paths: list[Path], limit: Optional[int] = None) -> PositionSet:
     total = 0
     files = [(d, f) for d, p in enumerate(paths) for f in (sorted(p.glob("shard-*.npz")) if p.is_dir() else [p])]
     for directory, path in files:
-        try:
-            with np.load(path) as z:
-                arrays = {k: np.asarray(z[k], dtype=np.int64) for k in ("black", "white", "kings", "stm",
-                                                                        "result", "score", "game")}
-        except (OSError, KeyError, ValueError) as exc:
-            raise DataError(f"{path}: not a readable self-play shard ({exc})") from None
+        arrays = read_shard(path, ("black", "white", "kings", "stm", "result", "score", "game"))
         # results are stored from Black's view: turn them to the side to move's
         res = arrays["result"]
         arrays["result"] = np.where(arrays["stm"] == 0, res, 2 - res)

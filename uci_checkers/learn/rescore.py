@@ -32,7 +32,7 @@ from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, ToolParser
 from ..util.interrupts import raise_if_interrupted
 from ..util.progress import Progress
 from ..util.workpool import check_parent, enter_worker, run_in_processes
-from .dataset import DataError, shard_digest
+from .dataset import DataError, read_shard, shard_digest
 from .relabel import RelabelConfig, search_config, worker_labeller
 from .selfplay import engine_identity
 
@@ -41,16 +41,6 @@ COLUMNS = ("black", "white", "kings", "stm", "score", "ply", "result", "game")
 DEFAULT_NODES = 6000
 DEFAULT_HASH_MB = 1          # the table is cleared before every search: small is fast at a few thousand nodes
 
-def read_shard(path: Path) -> dict[str, np.ndarray]:
-    """The columns of one self-play shard (``DataError`` when it is not one)."""
-    try:
-        with np.load(path) as z:
-            arrays = {k: np.asarray(z[k], dtype=np.int64) for k in COLUMNS}
-            arrays["meta"] = np.asarray(z["meta"], dtype=np.uint8) if "meta" in z.files else np.zeros(0, np.uint8)
-    except (OSError, KeyError, ValueError) as exc:
-        raise DataError(f"{path}: not a readable self-play shard ({exc})") from None
-    return arrays
-
 
 def rescore_shard(config: RelabelConfig, source: str, target: str, meta: dict,
                   parent: Optional[int] = None) -> tuple[str, int, int]:
@@ -58,7 +48,7 @@ def rescore_shard(config: RelabelConfig, source: str, target: str, meta: dict,
     (target, rows, searches)."""
     labeller = worker_labeller(config)
     enter_worker(parent)
-    arrays = read_shard(Path(source))
+    arrays = read_shard(Path(source), COLUMNS + ("meta",))
     keys = np.stack([arrays[c] for c in ("black", "white", "kings", "stm")], axis=1)
     distinct, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
     scores = np.zeros(len(distinct), dtype=np.int64)
