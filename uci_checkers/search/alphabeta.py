@@ -37,6 +37,10 @@ less than a ply; the driver speaks whole plies, :func:`search_child` converts):
   TRUNC_MAX); the plies cut along the path are remembered per ply and given
   back where a position comes within TRUNC_NEAR of the window again, so a line
   that returns to the window is searched to its full depth;
+* reverse futility and truncation judge a quiet non-PV node by its static score,
+  or by its table score where that bounds the position better (an exact score, a
+  lower bound above the static score, an upper bound below it): a search result
+  knows more than the evaluation (measured: see README, "How far it has come");
 * a cache of static scores per thread (``_static``: 65,536 one-word entries in
   the workspace, keyed by the whole Zobrist key): about 30% of the static scores
   a search asks for were asked before (iterations, re-searches, the verified-pruning
@@ -432,11 +436,19 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
 
     pv_node = beta - alpha > 1
     quiet_window = not pv_node and not capt and not threat and beta < MATE_BOUND and beta > -MATE_BOUND
+    found, tmove, tscore, tdepth, tbound = ttm.probe(tt, key)
+    if found != 0:
+        tscore = _score_from_table(tscore, ply)
     se = 0
     if quiet_window:
         # read by reverse futility (depth <= RFP_DEPTH) and truncation (depth >= TRUNC_MIN_DEPTH): the two
         # ranges cover every depth that reaches here (depth <= 0 returned above unless threatened)
         se = _static(black, white, kings, stm, key, ply, ws, ev, nn)
+        # a table score that bounds the position better than the static score replaces it there
+        if found != 0 and -MATE_BOUND < tscore < MATE_BOUND:
+            if (tbound == ttm.BOUND_EXACT or (tbound == ttm.BOUND_LOWER and tscore > se)
+                    or (tbound == ttm.BOUND_UPPER and tscore < se)):
+                se = tscore
     # reverse futility: a quiet position far above beta at low depth is a cut-off
     if RFP_DEPTH > 0 and quiet_window and depth <= RFP_DEPTH * ONE_PLY:
         if se - RFP_MARGIN * depth // ONE_PLY >= beta:
@@ -457,9 +469,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
             depth -= t * ONE_PLY
             cut += t * ONE_PLY
     ws[W_TRUNC + ply] = cut
-    found, tmove, tscore, tdepth, tbound = ttm.probe(tt, key)
     if found != 0:
-        tscore = _score_from_table(tscore, ply)
         if not pv_node and tdepth >= depth:
             if tbound == ttm.BOUND_EXACT:
                 return tscore
