@@ -436,19 +436,20 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
 
     pv_node = beta - alpha > 1
     quiet_window = not pv_node and not capt and not threat and beta < MATE_BOUND and beta > -MATE_BOUND
-    found, tmove, tscore, tdepth, tbound = ttm.probe(tt, key)
-    if found != 0:
-        tscore = _score_from_table(tscore, ply)
     se = 0
     if quiet_window:
         # read by reverse futility (depth <= RFP_DEPTH) and truncation (depth >= TRUNC_MIN_DEPTH): the two
         # ranges cover every depth that reaches here (depth <= 0 returned above unless threatened)
         se = _static(black, white, kings, stm, key, ply, ws, ev, nn)
-        # a table score that bounds the position better than the static score replaces it there
-        if found != 0 and -MATE_BOUND < tscore < MATE_BOUND:
-            if (tbound == ttm.BOUND_EXACT or (tbound == ttm.BOUND_LOWER and tscore > se)
-                    or (tbound == ttm.BOUND_UPPER and tscore < se)):
-                se = tscore
+    # the table after the static score: the parent's prefetch of this bucket has the evaluation's time to land
+    found, tmove, tscore, tdepth, tbound = ttm.probe(tt, key)
+    if found != 0:
+        tscore = _score_from_table(tscore, ply)
+    # a table score that bounds the position better than the static score replaces it there
+    if quiet_window and found != 0 and -MATE_BOUND < tscore < MATE_BOUND:
+        if (tbound == ttm.BOUND_EXACT or (tbound == ttm.BOUND_LOWER and tscore > se)
+                or (tbound == ttm.BOUND_UPPER and tscore < se)):
+            se = tscore
     # reverse futility: a quiet position far above beta at low depth is a cut-off
     if RFP_DEPTH > 0 and quiet_window and depth <= RFP_DEPTH * ONE_PLY:
         if se - RFP_MARGIN * depth // ONE_PLY >= beta:
