@@ -1,7 +1,7 @@
 """Learning the evaluation: self-play data, features, fitting, weights files.
 
 The one job of this subpackage is to turn the engine's own games into the
-evaluation weights the engine loads at start (``uci_checkers/data/eval-n12.weights``, the network,
+evaluation weights the engine loads at start (``uci_checkers/data/eval-n14.weights``, the network,
 and ``eval-w5.weights``, the pattern tables):
 
 * :mod:`.selfplay` plays fast fixed-node games from diverse openings and writes

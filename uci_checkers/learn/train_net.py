@@ -119,7 +119,7 @@ def quantise(model, scale: float) -> np.ndarray:
     for b in range(N.N_BUCKETS):
         base = N.O_BUCKETS + b * N.BUCKET_SIZE
         # the small hidden layers run as byte dot products: their weights are clipped to bytes
-        # (|w| < 2 at QB 64; trained networks stay far inside: n6's and n12's largest are 53)
+        # (|w| < 2 at QB 64; trained networks stay far inside: n12's largest is 53, n14's 83)
         net[base + N.B_W2:base + N.B_B2] = np.clip(np.rint(w2[b] * N.QB), -128, 127).ravel()
         net[base + N.B_B2:base + N.B_W3] = np.rint(b2[b] * N.QA * N.QB)
         net[base + N.B_W3:base + N.B_B3] = np.clip(np.rint(w3[b] * N.QB), -128, 127).ravel()
@@ -256,7 +256,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--data", action="append", required=True,
                     help="a shard directory or file from `uci-checkers selfplay` (repeatable; oldest first)")
     ap.add_argument("--out", required=True, help="network weights file to write, a new one (copy it over "
-                                                 "uci_checkers/data/eval-n12.weights to ship it)")
+                                                 "uci_checkers/data/eval-n14.weights to ship it)")
     ap.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     d = NetConfig()
     ap.add_argument("--epochs", type=int, default=d.epochs)

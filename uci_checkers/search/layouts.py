@@ -11,5 +11,5 @@ PATTERN_LAYOUT = "patterns-9x4x4-pieces3/material13x13+counts13x7x13x7/king32x2/
 NETWORK_LAYOUT = "nnue-2x128-128x2-crelu-4x16x32x1-qa127-qb64"
 
 # the weights files in uci_checkers/data/
-DEFAULT_NAME = "eval-n12.weights"      # the network (n12): the default evaluation
+DEFAULT_NAME = "eval-n14.weights"      # the network (n14): the default evaluation
 PATTERN_NAME = "eval-w5.weights"       # the pattern tables (w5): selectable, and the eleven-man deck's

@@ -106,7 +106,7 @@ KERNEL_NET_SIZE = O_ROWS16 + -(-ROWS16 // (2 * LINE)) * LINE
 
 # The small layers' sums are exact int32 below EXACT (``check_ranges``; the bound of float32's exact
 # integers, which the file format has always promised).  The accumulators are int16: the first layer's
-# weights and bias are small (the shipped n12: at most 130 and 45, an accumulator within 1,319), and
+# weights and bias are small (the shipped n14: at most 150 and 56, an accumulator within 1,546), and
 # ``check_ranges`` proves for every neuron that its bias and its 24 largest weights stay below 2^15.
 EXACT = 2**24
 ACC_LIMIT = 2**15

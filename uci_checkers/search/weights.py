@@ -1,6 +1,6 @@
 """Evaluation weights files: the versioned, checksummed data the evaluation kernels sum.
 
-The package ships two files: ``uci_checkers/data/eval-n12.weights``, the network written by
+The package ships two files: ``uci_checkers/data/eval-n14.weights``, the network written by
 ``uci-checkers train-net``: the default evaluation, loaded once per process (:func:`default_weights`);
 and ``eval-w5.weights``, the pattern tables written by ``uci-checkers train`` (:func:`pattern_path`,
 :func:`pattern_weights`), which the eleven-man deck is made with and any user may select.
