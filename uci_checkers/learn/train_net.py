@@ -30,6 +30,7 @@ import numpy as np
 
 from ..rules.bitboard import SQUARE_TO_BIT
 from ..search import nnue as N
+from ..search.layouts import DEFAULT_NAME
 from ..util.commandline import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser
 from .dataset import DataError, PositionSet, load_pdn_positions, load_shards
 from .metrics import log_loss
@@ -256,7 +257,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--data", action="append", required=True,
                     help="a shard directory or file from `uci-checkers selfplay` (repeatable; oldest first)")
     ap.add_argument("--out", required=True, help="network weights file to write, a new one (copy it over "
-                                                 "uci_checkers/data/eval-n14.weights to ship it)")
+                                                 f"uci_checkers/data/{DEFAULT_NAME} to ship it)")
     ap.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     d = NetConfig()
     ap.add_argument("--epochs", type=int, default=d.epochs)
