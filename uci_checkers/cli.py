@@ -13,7 +13,8 @@ import importlib
 import sys
 from typing import Optional
 
-from .util.interrupts import EXIT_INTERRUPTED, exit_now, handle_interrupts, interrupted
+from .util.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from .util.interrupts import exit_now, handle_interrupts, interrupted
 # The protocol loops handle their own input and signals; the others are tools.
 _PROTOCOL_SUBCOMMANDS = ("engine", "hub", "cbengine")
 
@@ -60,23 +61,23 @@ def main(argv: Optional[list[str]] = None) -> int:
     name = args[0]
     if name in ("-h", "--help", "help"):
         print(usage())
-        return 0
+        return EXIT_OK
     if name in ("-V", "--version"):
         from . import __version__
         print(f"uci_checkers {__version__}")
-        return 0
+        return EXIT_OK
     if name not in SUBCOMMANDS:
         print(f"uci-checkers: unknown subcommand {name!r}\n\n{usage()}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     from .search.weights import WeightsError, check_file, default_path
     try:
         if name in NEEDS_WEIGHTS:
             check_file(default_path())     # an engine without its evaluation must not start at all
         if name in _PROTOCOL_SUBCOMMANDS:
-            return int(_load(name).main(args[1:]) or 0)
+            return int(_load(name).main(args[1:]) or EXIT_OK)
         with handle_interrupts():
             try:
-                code = int(_load(name).main(args[1:]) or 0)
+                code = int(_load(name).main(args[1:]) or EXIT_OK)
             except Exception:
                 # an interrupt that landed inside numba's compiler is swallowed there (see util.interrupts),
                 # and numba then fails with an error of its own: that failure is the interrupt
@@ -85,7 +86,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                 raise
     except WeightsError as exc:
         print(f"uci-checkers: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"uci-checkers {name}: interrupted", file=sys.stderr)
         code = EXIT_INTERRUPTED
@@ -93,7 +94,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         if exc.name != SUBCOMMANDS[name][0]:
             raise
         print(f"uci-checkers: {name} is not available in this version", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if code == EXIT_INTERRUPTED and argv is None:
         exit_now(code)                 # the program's own entry: see exit_now
     return code

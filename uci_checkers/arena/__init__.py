@@ -73,7 +73,7 @@ import shlex
 import sys
 from typing import TYPE_CHECKING, Optional, Sequence
 
-from ..util.commandline import ToolParser
+from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser
 from .engine import EngineConfig, EngineConfigError, Limits, Timeouts, parse_tc
 
 if TYPE_CHECKING:
@@ -311,7 +311,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except KeyboardInterrupt:
             print("\narena: interrupted; the games finished so far are in the PDN (continue with --resume)",
                   file=sys.stderr)
-            return 130
+            return EXIT_INTERRUPTED
 
 
 def _main(argv: Optional[Sequence[str]]) -> int:
@@ -325,7 +325,7 @@ def _main(argv: Optional[Sequence[str]]) -> int:
     from .runner import Match, MatchError, schedule, stderr_is_tty, write_json
     from .sprt import Sprt, SprtError
 
-    def fail(msg: str, code: int = 2) -> int:
+    def fail(msg: str, code: int = EXIT_USAGE) -> int:
         print(f"uci-checkers match: {msg}", file=sys.stderr)
         return code
 
@@ -364,7 +364,7 @@ def _main(argv: Optional[Sequence[str]]) -> int:
         print(f"arena: {len(match.jobs)} games to play ({match.resumed} resumed), "
               f"{args.concurrency or ('1' if args.backend == 'local' else 'one per CPU')} at a time, "
               f"backend {args.backend}", file=sys.stderr)
-    status = 0
+    status = EXIT_OK
     result = None
     try:
         backend = make_backend(args.backend, settings, args.concurrency, args.address, log)
@@ -378,9 +378,9 @@ def _main(argv: Optional[Sequence[str]]) -> int:
     except KeyboardInterrupt:
         print("\narena: interrupted; the games finished so far are in the PDN "
               "(continue with --resume)", file=sys.stderr)
-        status = 130
+        status = EXIT_INTERRUPTED
     print(match.table())
-    extra = {"interrupted": status == 130,
+    extra = {"interrupted": status == EXIT_INTERRUPTED,
              "stopped_by_sprt": bool(result and result.stopped_early)}
     if args.json:
         write_json(args.json, match.summary(extra))

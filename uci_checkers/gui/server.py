@@ -39,6 +39,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Optional
 
+from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser
+
 try:
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
@@ -50,9 +52,8 @@ try:
 except ModuleNotFoundError as missing:       # an install from before the gui: say what to do, no traceback
     print(f"uci-checkers gui: the web server package {missing.name!r} is missing: "
           "reinstall uci_checkers (pip install -e .) to get its dependencies", file=sys.stderr)
-    raise SystemExit(2) from None              # an input (installation) error, as the tools' convention has it
+    raise SystemExit(EXIT_USAGE) from None     # an input (installation) error, as the tools' convention has it
 
-from ..util.commandline import ToolParser
 from ..client import Info
 from .host import EngineCommand, EngineFailure, EngineHost
 from .match import DEFAULT_SEED, PRACTICE_FEN, SIDE_KEYS, Match, MatchError, StaleRequestError, engine_seed, move_label, parse_setup
@@ -452,7 +453,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         return _serve(build_parser().parse_args(argv))
     except KeyboardInterrupt:                # Ctrl-C before the server took over its signals
-        return 130
+        return EXIT_INTERRUPTED
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -460,17 +461,17 @@ def _serve(args: argparse.Namespace) -> int:
         command = EngineCommand.parse(args.engine)
     except ValueError as exc:
         print(f"uci-checkers gui: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if not 0 <= args.port <= 65535:
         print(f"uci-checkers gui: --port must be 0..65535, not {args.port}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.bind(("127.0.0.1", args.port))
     except OSError as exc:
         sock.close()
         print(f"uci-checkers gui: cannot serve on 127.0.0.1:{args.port}: {exc.strerror}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     sock.listen(64)
     port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}/"
@@ -499,4 +500,4 @@ def _serve(args: argparse.Namespace) -> int:
         interrupted.set()
     finally:
         sock.close()
-    return 130 if interrupted.is_set() else 0
+    return EXIT_INTERRUPTED if interrupted.is_set() else EXIT_OK

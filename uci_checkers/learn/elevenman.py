@@ -34,6 +34,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from ..util.packagedata import data_path
 
 FILE_NAME = "elevenman.txt"
@@ -160,12 +161,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         write_text_atomic(out, text)
     except KeyboardInterrupt:
         print("elevenman: interrupted; nothing written", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except OSError as exc:
         print(f"elevenman: cannot write {out}: {exc.strerror}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     print(f"{out}: {text.count(chr(10)) - len(header(args.seed))} starts")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

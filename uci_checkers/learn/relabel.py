@@ -35,7 +35,7 @@ import numpy as np
 
 from ..engine.options import MAX_HASH_MB
 from ..util.atomicfile import atomic_output
-from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, ToolParser
+from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser
 from ..util.interrupts import raise_if_interrupted
 from ..util.progress import Progress
 from ..util.workpool import check_parent, enter_worker, run_in_processes
@@ -286,7 +286,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                           config, args.jobs)
     except DataError as exc:
         print(f"uci-checkers relabel: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("\nuci-checkers relabel: interrupted; finished chunks are kept (run again to continue)",
               file=sys.stderr)

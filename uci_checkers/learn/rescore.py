@@ -28,7 +28,7 @@ from typing import Optional, TextIO
 import numpy as np
 
 from ..util.atomicfile import atomic_output
-from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, ToolParser
+from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser
 from ..util.interrupts import raise_if_interrupted
 from ..util.progress import Progress
 from ..util.workpool import check_parent, enter_worker, run_in_processes
@@ -133,7 +133,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         summary = rescore(data, out, config, args.jobs)
     except DataError as exc:
         print(f"uci-checkers rescore: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("\nuci-checkers rescore: interrupted; finished shards are kept (run again to continue)",
               file=sys.stderr)

@@ -37,7 +37,7 @@ from typing import Optional, TextIO
 
 import numpy as np
 
-from ..util.commandline import ToolParser
+from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser
 from ..util.raycluster import RayConnectError, connect_ray
 from .elevenman import read_deck
 from ..util.atomicfile import atomic_output
@@ -332,7 +332,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         except ImportError:
             print("uci-checkers selfplay: --backend ray needs Ray (pip install 'uci_checkers[cluster]')",
                   file=sys.stderr)
-            return 2
+            return EXIT_USAGE
     weights = ""
     if args.weights is not None:
         from ..search.weights import WeightsError, read_weights
@@ -348,12 +348,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     except KeyboardInterrupt:
         print("\nuci-checkers selfplay: interrupted; finished shards are kept (run again to continue)",
               file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except RayConnectError as exc:
         print(f"uci-checkers selfplay: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     print(json.dumps(summary))
-    return 0
+    return EXIT_OK
 
 
 def shard_digest(path: Path) -> str:

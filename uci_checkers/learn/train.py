@@ -36,7 +36,7 @@ from typing import Callable, Optional, TextIO
 
 import numpy as np
 
-from ..util.commandline import ToolParser, check_output_path
+from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser, check_output_path
 from ..util.progress import Progress
 from ..search.evaluate import MAX_ACTIVE, NF, PHASE_PIECES, UNIT, feature_matrix
 from .dataset import GAMES_PER_SOURCE, DataError, PositionSet, load_pdn_positions, load_shards
@@ -222,14 +222,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         pdn = load_pdn_positions(Path(args.validate_pdn)) if args.validate_pdn else None
     except (DataError, OSError) as exc:
         print(f"uci-checkers train: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     config = TrainConfig(args.epochs, args.batch, args.lr, args.l2, args.val_share, args.score_weight,
                          args.seed, args.scale)
     try:
         w, report = train(data, config)
     except KeyboardInterrupt:
         print("\nuci-checkers train: interrupted; no weights written", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     if pdn is not None:
         fp = features_of(pdn)
         report["pdn_validation"] = {"file": Path(args.validate_pdn).name, "positions": len(pdn),
@@ -243,4 +243,4 @@ def main(argv: Optional[list[str]] = None) -> int:
     print(json.dumps({"out": str(out), "checksum": saved.checksum, **{k: report[k] for k in (
         "positions", "val_loss", "best_epoch", "scale", "seconds")},
         **({"pdn_log_loss": report["pdn_validation"]["log_loss"]} if pdn is not None else {})}))
-    return 0
+    return EXIT_OK

@@ -28,7 +28,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..util.commandline import ToolParser
+from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, ToolParser
 
 
 def _fit_scale(scores: np.ndarray, targets: np.ndarray) -> tuple[float, float]:
@@ -157,10 +157,10 @@ def main(argv: Optional[list[str]] = None) -> int:
             report["puzzles"] = puzzles(Path(args.puzzles), args.depth, args.threshold, args.limit, weights)
     except KeyboardInterrupt:
         print("uci-checkers validate: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     report["seconds"] = round(time.monotonic() - t0, 1)
     print(json.dumps(report))
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -91,7 +91,7 @@ from ..engine.timeman import GoParams
 from ..util.cbuild import (COMMON_FLAGS, CBuildError, bridge_root, compile_c, default_compiler,
                            native_link_flags, pe_header)
 from ..util.cachedir import user_cache_dir
-from ..util.commandline import EXIT_USAGE, ToolParser
+from ..util.commandline import EXIT_OK, EXIT_USAGE, ToolParser
 from ..util.interrupts import EXIT_INTERRUPTED, exit_now
 from ..util.linereader import EndOfOutput, LineTimeout, StampedLineReader
 from .uci import LineProtocol, ProtocolError, _clip, parse_go, parse_position, read_commands, run_commands
@@ -1204,6 +1204,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         done.set()
         _exit(EXIT_INTERRUPTED)
     done.set()
-    _exit(0)
-    return 0  # pragma: no cover
+    _exit(EXIT_OK)
+    return EXIT_OK  # pragma: no cover
 

@@ -58,6 +58,7 @@ import threading
 from typing import Any, Callable, Iterable, Optional
 
 from ..rules.notation import NotationError
+from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 __all__ = ["HubSession", "HubError", "parse_hub_line", "format_hub_value", "parse_hub_position",
            "format_hub_position", "parse_hub_move", "format_hub_move", "run_hub", "main"]
@@ -612,15 +613,15 @@ class HubSession:
 # --------------------------------------------------------------------------------------------------
 def run_hub(lines: Iterable[str], write: Callable[[str], None], engine: Any = None,
             orientation: str = "auto") -> int:
-    """Run a Hub session over ``lines`` (the first may be ``hub``); returns the exit status (0)."""
+    """Run a Hub session over ``lines`` (the first may be ``hub``); returns the exit status (``EXIT_OK``)."""
     session = HubSession(write, engine, orientation)
     try:
         for line in lines:
             if not session.handle(line):
-                return 0
+                return EXIT_OK
     finally:
         session.close()
-    return 0
+    return EXIT_OK
 
 
 _STDOUT_LOCK = threading.Lock()
@@ -672,7 +673,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         a = args.pop(0)
         if a in ("-h", "--help"):
             print(HUB_HELP)
-            return 0
+            return EXIT_OK
         if a == "--orientation" and args:
             orientation = args.pop(0)
         elif a.startswith("--orientation="):
@@ -681,15 +682,15 @@ def main(argv: Optional[list[str]] = None) -> int:
             continue
         else:
             print(f"uci-checkers hub: unexpected argument {a!r}", file=sys.stderr)
-            return 2
+            return EXIT_USAGE
     if orientation not in ORIENTATIONS:
         print(f"uci-checkers hub: orientation must be one of {', '.join(ORIENTATIONS)}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     from ..engine.warmup import stop_warmup_children
 
     try:
         return run_hub(_stdin_lines(), _stdout_write, None, orientation)
     except KeyboardInterrupt:                # Ctrl-C at a terminal: leave quietly
-        return 130
+        return EXIT_INTERRUPTED
     finally:
         stop_warmup_children()

@@ -30,7 +30,8 @@ import sys
 import threading
 from typing import Any, Optional
 
-from ..util.commandline import COMPILING_NOTICE, ToolParser, announce_if_slow, parse_option_args
+from ..util.commandline import (COMPILING_NOTICE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser,
+                                announce_if_slow, parse_option_args)
 from ..util.interrupts import interrupt_event, raise_if_interrupted
 
 __all__ = ["main", "search_position"]
@@ -126,12 +127,12 @@ def main(argv: Optional[list[str]] = None) -> int:
             or (args.depth is not None and not 1 <= args.depth <= MAX_DEPTH) or not 1 <= args.multipv <= MAX_MULTIPV:
         print(f"uci-checkers go: --movetime must be 1-{MAX_MOVETIME_MS}, --depth 1-{MAX_DEPTH}, "
               f"--multipv 1-{MAX_MULTIPV}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     try:
         options = parse_option_args(args.option)
     except ValueError as exc:
         print(f"uci-checkers go: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if args.weights is not None:
         options["EvalFile"] = args.weights
 
@@ -145,13 +146,13 @@ def main(argv: Optional[list[str]] = None) -> int:
                                               args.multipv, options, verbose if args.verbose else None)
     except ValueError as exc:     # NotationError, OptionError
         print(f"uci-checkers go: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("uci-checkers go: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     if result is None:
         print("uci-checkers go: the search did not finish", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     best = result.best
     status = game.status()
     if args.json:
@@ -164,11 +165,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(json.dumps({"fen": game.position.fen(), "bestmove": best.text() if best else None,
                           "ponder": result.ponder.text() if result.ponder else None,
                           "status": status.value, "lines": lines}))
-        return 0
+        return EXIT_OK
     print(best.text() if best is not None else "(none)")
     if best is None:
         print(f"result {status.value}")
-        return 0
+        return EXIT_OK
     for k in sorted(infos):
         info = infos[k]
         suffix = "" if args.multipv == 1 else str(k)
@@ -176,4 +177,4 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"score{suffix} " + " ".join(_score_words(info) + [
             "depth", str(info.depth), "seldepth", str(info.seldepth), "nodes", str(info.nodes),
             "time", str(info.time_ms)]))
-    return 0
+    return EXIT_OK

@@ -30,6 +30,7 @@ from ..engine.timeman import GO_NUMBER_BOUNDS, GoParams, clamp_go_number
 from ..engine.facade import Engine, EngineBusyError
 from ..engine.options import OptionError
 from ..engine.warmup import kernels_compiling
+from ..util.commandline import EXIT_OK, EXIT_USAGE
 
 MAX_LINE_BYTES = 64 * 1024          # longer input lines are dropped with an error
 MAX_ERROR_TEXT = 160                # echo at most this much of a bad token
@@ -629,10 +630,10 @@ def _hand_over_to_hub(first: bytes) -> int:
         hub = importlib.import_module(f"{__package__}.hub")
     except ModuleNotFoundError:
         _stdout_writer('error message="Hub mode is not available in this version"')
-        return 2
+        return EXIT_USAGE
     raw = _Prepended(first, sys.stdin.buffer)
     sys.stdin = io.TextIOWrapper(raw, encoding="utf-8", errors="replace")  # type: ignore[arg-type]
-    return int(hub.main([]) or 0)
+    return int(hub.main([]) or EXIT_OK)
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -641,10 +642,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     if argv:
         if argv[0] in ("-h", "--help"):
             print(HELP_TEXT)
-            return 0
+            return EXIT_OK
         print(f"uci-checkers engine: unexpected argument {argv[0]!r} (the engine reads commands on stdin)",
               file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     proto = Protocol()
     proto.engine.start_warmup()              # compile in the background while we answer uci
     stdin = sys.stdin.buffer
@@ -666,8 +667,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C at a terminal: leave quietly
         proto.engine.stop()
     done.set()
-    _exit(0)
-    return 0  # pragma: no cover
+    _exit(EXIT_OK)
+    return EXIT_OK  # pragma: no cover
 
 
 CommandQueue = queue.Queue   # of (text or None at the end of input, size of a dropped overlong line, arrival time)
@@ -691,7 +692,7 @@ def read_commands(stdin: Any, lines: "CommandQueue", abort: threading.Event, don
         if text.split()[:1] and text.split()[0].lower() == "quit":
             abort.set()
             if not done.wait(2.0):
-                exit_now(0)
+                exit_now(EXIT_OK)
             return
 
 

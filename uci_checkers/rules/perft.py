@@ -36,6 +36,7 @@ import numpy as np
 from . import movegen as mg
 from ..util.jit import borrow, ctz, kernel
 from .movegen import _BCROWN, _SQ, _WCROWN, CAPTURE_MASK, MAX_MOVES, PROMOTION_FLAG, _count_side, _gen_chains, _jumpers, count_moves, gen_captures, step_movers, step_origin, step_targets
+from ..util.exitcodes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from ..util.interrupts import raise_if_interrupted
 from .notation import NotationError
 from .position import Move, Position
@@ -340,22 +341,22 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO | None = None, err: T
         lines = complaint.getvalue().strip().splitlines()
         if lines:
             print(lines[-1].replace(": error: ", ": ", 1) + " (--help for usage)", file=err)
-        return 0 if exc.code is None else (exc.code if isinstance(exc.code, int) else 2)
+        return EXIT_OK if exc.code is None else (exc.code if isinstance(exc.code, int) else EXIT_USAGE)
     if not 0 <= args.depth <= MAX_CLI_DEPTH:
         print(f"uci-checkers perft: --depth must be between 0 and {MAX_CLI_DEPTH} "
               f"(perft {MAX_CLI_DEPTH} from the start already takes days)", file=err)
-        return 2
+        return EXIT_USAGE
     if args.repeat < 1:
         print("uci-checkers perft: --repeat must be >= 1", file=err)
-        return 2
+        return EXIT_USAGE
     if args.divide and args.depth < 1:
         print("uci-checkers perft: --divide needs --depth >= 1", file=err)
-        return 2
+        return EXIT_USAGE
     try:
         position = Position.from_fen(args.fen) if args.fen is not None else Position.start()
     except NotationError as exc:
         print(f"uci-checkers perft: invalid FEN: {exc}", file=err)
-        return 2
+        return EXIT_USAGE
 
     times: list[float] = []
     cpus: list[float] = []
@@ -376,11 +377,11 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO | None = None, err: T
             print(_line(label, leaves, elapsed, counter.cpu), file=out, flush=True)
     except KeyboardInterrupt:
         print(f"uci-checkers perft: interrupted after {len(times)} of {args.repeat} run(s)", file=err, flush=True)
-        return 130
+        return EXIT_INTERRUPTED
     if args.repeat > 1:
         print(_line(f"perft {args.depth} median of {args.repeat}", leaves, statistics.median(times),
                     statistics.median(cpus)), file=out)
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

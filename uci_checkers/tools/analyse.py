@@ -60,7 +60,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
-from ..util.commandline import ToolParser, check_output_path, parse_option_args
+from ..util.commandline import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser, check_output_path,
+                                parse_option_args)
 from ..util.interrupts import raise_if_interrupted
 from ..client import ArgumentError, Engine, EngineError, EngineTerminatedError, EngineTimeoutError, Limit, Score
 from ..rules.pdn import PdnGame, read_pdn_file, write_pdn_file
@@ -509,7 +510,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _fail(message: str, code: int = 2) -> int:
+def _fail(message: str, code: int = EXIT_USAGE) -> int:
     print(f"uci-checkers analyse: {message}", file=sys.stderr)
     return code
 
@@ -549,7 +550,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         except KeyboardInterrupt:
             print("uci-checkers analyse: interrupted (any --out file is whole: written atomically or not at all)",
                   file=sys.stderr)
-            return 130
+            return EXIT_INTERRUPTED
 
 
 def _main(argv: Optional[list[str]]) -> int:
@@ -609,7 +610,7 @@ def _main(argv: Optional[list[str]]) -> int:
     except ArgumentError as exc:              # --backend ray: the options are first checked in a task
         return _fail(f"the engine cannot be used: {exc}")
     except EngineError as exc:
-        return _fail(f"engine failure: {exc}", 1)
+        return _fail(f"engine failure: {exc}", EXIT_FAILED)
     annotated = []
     for game, ev in zip(doc.games, evals):
         if ev is None:                        # not finished before the interrupt: kept as it was
@@ -625,7 +626,7 @@ def _main(argv: Optional[list[str]]) -> int:
         print(f"annotated PDN written to {args.out}{note}", file=sys.stderr)
     if interrupted:
         print(f"uci-checkers analyse: interrupted after {done} of {len(doc.games)} games", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     if doc.errors:
         print(f"uci-checkers analyse: {len(doc.errors)} unreadable game(s) skipped (listed above)", file=sys.stderr)
-    return 0
+    return EXIT_OK

@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..engine.options import MAX_HASH_MB
-from ..util.commandline import ToolParser
+from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, ToolParser
 
 DEFAULT_DEPTH = 15
 BENCH_HASH_MB = 16
@@ -212,8 +212,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"Evaluation      : {weights.describe()}")
     if interrupted:
         print("bench: interrupted", file=sys.stderr)
-        return 130
-    return 0
+        return EXIT_INTERRUPTED
+    return EXIT_OK
 
 
 if __name__ == "__main__":

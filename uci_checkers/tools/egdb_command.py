@@ -16,7 +16,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..util.commandline import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ToolParser, os_error_text
+from ..util.commandline import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser, os_error_text
 from ..egdb.build import DEFAULT_DISTANCE_PIECES, MAX_BUILD_PIECES, EgdbBuildError, _slice_line, build, \
     build_plan, verify_directory
 from ..egdb.plan import describe as describe_plan
@@ -82,7 +82,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                 return EXIT_USAGE
             build(directory, args.pieces, max(1, args.jobs), quiet=args.quiet, distance_pieces=args.distance_pieces,
                   backend=args.backend, address=args.address)
-            return 0
+            return EXIT_OK
         if args.command == "verify":
             return EXIT_FAILED if verify_directory(directory, args.pieces) else EXIT_OK
         if args.command == "info":
@@ -93,7 +93,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             return _bench(directory, args.pieces, args.depth, args.runs, args.endgames)
     except KeyboardInterrupt:
         print("\negdb: interrupted; finished slices are kept (run the same command to resume)", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except (EgdbBuildError, EgdbFileError) as exc:
         print(f"egdb: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -149,7 +149,7 @@ def _bench(directory: Path, pieces: int, depth: int, runs: int, endgames_only: b
     hits, decoded, computed = cache_counters(db.table)
     print(f"block cache: {hits:,} hits, {decoded:,} blocks decoded "
           f"({100 * decoded / max(1, hits + decoded):.2f}% of block reads), {computed:,} capture positions computed")
-    return 0
+    return EXIT_OK
 
 
 def _info(directory: Path) -> int:
@@ -178,7 +178,7 @@ def _info(directory: Path) -> int:
                f"({1e9 * sum(x.cpu_seconds for x in timed) / sum(x.positions for x in timed):.0f} ns each)" if timed else "")
         print(f"{n} pieces: {len(xs)} slices, {pos:,} positions, {size:,} bytes ({8 * size / pos:.3f} bits/position),"
               f" built in {sum(x.seconds for x in xs):.1f} s{cpu}")
-    return 0
+    return EXIT_OK
 
 
 def _probe(directory: Path, fen: str, pieces: int) -> int:
@@ -194,4 +194,4 @@ def _probe(directory: Path, fen: str, pieces: int) -> int:
         print(f"egdb: {problem}", file=sys.stderr)
     code = probe_position(db.table, pos.black, pos.white, pos.kings, pos.turn)
     print(f"{pos.fen()}: {describe(code)}")
-    return 0
+    return EXIT_OK

@@ -2,7 +2,8 @@
 one line, ``--option NAME=VALUE`` parsing, the output-path check made before any work, and the notice printed
 while a first run compiles the kernels.
 
-Exit statuses, the same for every ``uci-checkers`` tool:
+Exit statuses, the same for every ``uci-checkers`` tool (named in :mod:`uci_checkers.util.exitcodes`, which a
+kernel module may import, and re-exported here):
 
 * ``0`` (:data:`EXIT_OK`): done;
 * ``1`` (:data:`EXIT_FAILED`): the operation ran and failed, only where a tool documents it (``egdb verify``
@@ -22,14 +23,10 @@ import sys
 import threading
 from typing import Any, Callable, NoReturn, Optional, Union
 
-from .interrupts import EXIT_INTERRUPTED
+from .exitcodes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 __all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "ToolParser", "parse_option_args",
            "COMPILING_NOTICE", "announce_if_slow", "check_output_path"]
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 
 
 class ToolParser(argparse.ArgumentParser):
@@ -45,7 +42,7 @@ class ToolParser(argparse.ArgumentParser):
         try:
             return self.parse_args(argv)
         except SystemExit as exc:
-            return int(exc.code or 0)
+            return int(exc.code or EXIT_OK)
 
 
 def os_error_text(exc: OSError) -> str:

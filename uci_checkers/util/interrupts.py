@@ -20,10 +20,10 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from .exitcodes import EXIT_INTERRUPTED
+
 __all__ = ["EXIT_INTERRUPTED", "handle_interrupts", "interrupted", "interrupt_event", "raise_if_interrupted",
            "exit_now"]
-
-EXIT_INTERRUPTED = 130
 
 _INTERRUPTED = threading.Event()
 _DEPTH = [0]
