@@ -1,6 +1,7 @@
 """``uci-checkers rescore``: every row of recorded shards kept, only the search score made again."""
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -8,7 +9,6 @@ import numpy as np
 import pytest
 
 from uci_checkers.learn import rescore as S
-from uci_checkers.learn.dataset import shard_digest
 from uci_checkers.learn.relabel import Labeller, RelabelConfig
 from uci_checkers.learn.selfplay import (RESULT_DRAW, RESULT_LOSS, RESULT_WIN, GameRecord, SelfPlayConfig,
                                         engine_identity, write_shard)
@@ -65,7 +65,7 @@ def test_every_row_is_kept_and_only_the_score_is_searched_again(recorded, tmp_pa
             by_position.setdefault(key, int(new["score"][i]))
             assert by_position[key] == int(new["score"][i])        # a repeated position: one score
         meta = json.loads(new["meta"].tobytes())
-        assert meta["input"]["sha256"] == shard_digest(src) and meta["config"]["nodes"] == 1500
+        assert meta["input"]["sha256"] == hashlib.sha256(src.read_bytes()).hexdigest() and meta["config"]["nodes"] == 1500
         assert meta["rows"] == len(old["black"]) and meta["searches"] < meta["rows"]
     # the slow way: each distinct position searched alone from a cleared table gives the same score
     for (b, w, k, stm), score in by_position.items():

@@ -8,14 +8,13 @@ splits by game, never by position: positions of one game are alike).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
-
-from .selfplay import shard_digest
 
 
 GAMES_PER_SOURCE = 10**9       # game numbers of the n-th --data source start at n * GAMES_PER_SOURCE
@@ -51,17 +50,19 @@ class PositionSet:
         return h.hexdigest()
 
 
-def read_shard(path: Path, columns: tuple[str, ...]) -> dict[str, np.ndarray]:
-    """The named int64 columns of one shard file, and ``meta`` (bytes, empty when absent) if asked for;
-    ``DataError`` when it is not a readable shard."""
+def read_shard(path: Path, columns: tuple[str, ...]) -> tuple[dict[str, np.ndarray], str]:
+    """The named int64 columns of one shard file, and ``meta`` (bytes, empty when absent) if asked for, with
+    the file's SHA-256 (recorded with what is made from it as the data's identity); ``DataError`` when it is
+    not a readable shard. The file is read once for both."""
     try:
-        with np.load(path) as z:
+        data = path.read_bytes()
+        with np.load(io.BytesIO(data)) as z:
             out = {k: np.asarray(z[k], dtype=np.int64) for k in columns if k != "meta"}
             if "meta" in columns:
                 out["meta"] = np.asarray(z["meta"], dtype=np.uint8) if "meta" in z.files else np.zeros(0, np.uint8)
     except (OSError, KeyError, ValueError) as exc:
         raise DataError(f"{path}: not a readable self-play shard ({exc})") from None
-    return out
+    return out, hashlib.sha256(data).hexdigest()
 
 
 def load_shards(paths: list[Path], limit: Optional[int] = None) -> PositionSet:
@@ -75,7 +76,7 @@ def load_shards(paths: list[Path], limit: Optional[int] = None) -> PositionSet:
     total = 0
     files = [(d, f) for d, p in enumerate(paths) for f in (sorted(p.glob("shard-*.npz")) if p.is_dir() else [p])]
     for directory, path in files:
-        arrays = read_shard(path, ("black", "white", "kings", "stm", "result", "score", "game"))
+        arrays, digest = read_shard(path, ("black", "white", "kings", "stm", "result", "score", "game"))
         # results are stored from Black's view: turn them to the side to move's
         res = arrays["result"]
         arrays["result"] = np.where(arrays["stm"] == 0, res, 2 - res)
@@ -83,7 +84,7 @@ def load_shards(paths: list[Path], limit: Optional[int] = None) -> PositionSet:
         arrays["game"] = arrays["game"] + directory * GAMES_PER_SOURCE
         for k, v in arrays.items():
             cols[k].append(v)
-        sources.append({"file": f"{path.parent.name}/{path.name}", "sha256": shard_digest(path)})
+        sources.append({"file": f"{path.parent.name}/{path.name}", "sha256": digest})
         total += len(arrays["black"])
         if limit is not None and total >= limit:
             break

@@ -32,7 +32,7 @@ from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser
 from ..util.interrupts import raise_if_interrupted
 from ..util.progress import Progress
 from ..util.workpool import check_parent, enter_worker, run_in_processes
-from .dataset import DataError, read_shard, shard_digest
+from .dataset import DataError, read_shard
 from .relabel import RelabelConfig, search_config, worker_labeller
 from .selfplay import engine_identity
 
@@ -48,7 +48,7 @@ def rescore_shard(config: RelabelConfig, source: str, target: str, meta: dict,
     (target, rows, searches)."""
     labeller = worker_labeller(config)
     enter_worker(parent)
-    arrays = read_shard(Path(source), COLUMNS + ("meta",))
+    arrays, digest = read_shard(Path(source), COLUMNS + ("meta",))
     keys = np.stack([arrays[c] for c in ("black", "white", "kings", "stm")], axis=1)
     distinct, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
     scores = np.zeros(len(distinct), dtype=np.int64)
@@ -60,7 +60,7 @@ def rescore_shard(config: RelabelConfig, source: str, target: str, meta: dict,
     out["score"] = scores[inverse.reshape(-1)]
     old_meta = bytes(arrays["meta"]).decode(errors="replace")
     meta = dict(meta, input={"file": f"{Path(source).parent.name}/{Path(source).name}",
-                             "sha256": shard_digest(Path(source)), "meta": old_meta},
+                             "sha256": digest, "meta": old_meta},
                 rows=int(keys.shape[0]), searches=int(len(distinct)))
     out["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
     with atomic_output(Path(target)) as f:

@@ -25,7 +25,6 @@ and its checksum (in the engine identity).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -354,12 +353,3 @@ def main(argv: Optional[list[str]] = None) -> int:
         return EXIT_USAGE
     print(json.dumps(summary))
     return EXIT_OK
-
-
-def shard_digest(path: Path) -> str:
-    """SHA-256 of a shard file (recorded with trained weights as their data's identity)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
