@@ -5,6 +5,8 @@
 * no document points into ``../shared`` (a user has only the repository);
 * the README's first steps, typed into the engine, get no error line;
 * the first-start compile time is one measured figure, the same in README, protocol.md and the CLI.
+* every file the package ships in ``uci_checkers/data`` has its row (what, where from) in that folder's
+  README, and the documents name the shipped network's file, not an earlier one.
 """
 from __future__ import annotations
 
@@ -106,3 +108,28 @@ def test_validate_runs_on_the_repositorys_own_games_by_default():
     assert "puzzles" not in report                          # optional: the repository ships no puzzle file
     games = report["games"]
     assert games["positions"] > 5000 and 0 < games["static_log_loss"] < 0.693 and games["move_sample"] == 20
+
+
+def test_every_package_data_file_has_its_provenance_row():
+    data = REPO / "uci_checkers" / "data"
+    rows = set(re.findall(r"^\| `([^`]+)` \|", (data / "README.md").read_text(encoding="utf-8"), re.M))
+    shipped = {f.name for f in data.iterdir() if f.is_file() and not f.name.startswith(".")}
+    assert rows == shipped
+
+
+def test_the_documents_name_the_shipped_network():
+    from uci_checkers.search.layouts import DEFAULT_NAME
+    protocol = (REPO / "protocol.md").read_text(encoding="utf-8")
+    evalfile_row = next(line for line in protocol.splitlines() if line.startswith("| `EvalFile` |"))
+    assert f"uci_checkers/data/{DEFAULT_NAME}" in evalfile_row
+    assert f"option name EvalFile type string default .../{DEFAULT_NAME}" in protocol
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    network_section = readme.split("### The network evaluation", 1)[1].split("\n#", 1)[0]
+    assert f"uci_checkers/data/{DEFAULT_NAME}" in network_section
+    # a network that left the package is named only beside the commit that still holds it
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        for match in re.finditer(r"uci_checkers/data/(eval-[\w.-]+\.weights)", text):
+            if not (REPO / "uci_checkers" / "data" / match.group(1)).exists():
+                around = text[max(0, match.start() - 80):match.end() + 80]
+                assert re.search(r"git show [0-9a-f]{7,}:|commit `[0-9a-f]{7,}`", around), (str(doc), match.group(1))

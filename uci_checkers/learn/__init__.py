@@ -1,8 +1,8 @@
 """Learning the evaluation: self-play data, features, fitting, weights files.
 
 The one job of this subpackage is to turn the engine's own games into the
-evaluation weights the engine loads at start (``uci_checkers/data/eval-n14.weights``, the network,
-and ``eval-w5.weights``, the pattern tables):
+evaluation weights the engine loads at start (in ``uci_checkers/data``: the network named by
+:data:`uci_checkers.search.layouts.DEFAULT_NAME`, and ``eval-w5.weights``, the pattern tables):
 
 * :mod:`.selfplay` plays fast fixed-node games from diverse openings and writes
   shards of labelled quiet positions (resumable, parallel over processes or Ray);

@@ -1,9 +1,10 @@
 """Evaluation weights files: the versioned, checksummed data the evaluation kernels sum.
 
-The package ships two files: ``uci_checkers/data/eval-n14.weights``, the network written by
-``uci-checkers train-net``: the default evaluation, loaded once per process (:func:`default_weights`);
-and ``eval-w5.weights``, the pattern tables written by ``uci-checkers train`` (:func:`pattern_path`,
-:func:`pattern_weights`), which the eleven-man deck is made with and any user may select.
+The package ships two files in ``uci_checkers/data``: the network written by ``uci-checkers train-net``
+(named by :data:`uci_checkers.search.layouts.DEFAULT_NAME`), the default evaluation, loaded once per
+process (:func:`default_weights`); and ``eval-w5.weights``, the pattern tables written by
+``uci-checkers train`` (:func:`pattern_path`, :func:`pattern_weights`), which the eleven-man deck is made
+with and any user may select.
 The engine's ``EvalFile`` option and the tools' ``--weights`` load either, or another file
 (:func:`load_weights`).  A missing, truncated, corrupt or mismatched file raises
 :class:`WeightsError` with one clear sentence; there is no silent fallback to other weights.
