@@ -124,7 +124,7 @@ def test_the_documents_name_the_shipped_network():
     assert f"uci_checkers/data/{DEFAULT_NAME}" in evalfile_row
     assert f"option name EvalFile type string default .../{DEFAULT_NAME}" in protocol
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    network_section = readme.split("### The network evaluation", 1)[1].split("\n#", 1)[0]
+    network_section = re.split(r"\n#{1,3} ", readme.split("### The network evaluation", 1)[1], maxsplit=1)[0]
     assert f"uci_checkers/data/{DEFAULT_NAME}" in network_section
     # a network that left the package is named only beside the commit that still holds it
     for doc in DOCS:

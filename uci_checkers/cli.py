@@ -13,7 +13,7 @@ import importlib
 import sys
 from typing import Optional
 
-from .util.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from .util.exitcodes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from .util.interrupts import exit_now, handle_interrupts, interrupted
 # The protocol loops handle their own input and signals; the others are tools.
 _PROTOCOL_SUBCOMMANDS = ("engine", "hub", "cbengine")

@@ -73,7 +73,8 @@ import shlex
 import sys
 from typing import TYPE_CHECKING, Optional, Sequence
 
-from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser
+from ..util.exitcodes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from ..util.commandline import ToolParser
 from .engine import EngineConfig, EngineConfigError, Limits, Timeouts, parse_tc
 
 if TYPE_CHECKING:

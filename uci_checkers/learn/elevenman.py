@@ -34,7 +34,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from ..util.exitcodes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from ..util.packagedata import data_path
 
 FILE_NAME = "elevenman.txt"

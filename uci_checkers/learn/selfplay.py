@@ -36,7 +36,8 @@ from typing import Optional, TextIO
 
 import numpy as np
 
-from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser
+from ..util.exitcodes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from ..util.commandline import ToolParser
 from ..util.raycluster import RayConnectError, connect_ray
 from .elevenman import read_deck
 from ..util.atomicfile import atomic_output

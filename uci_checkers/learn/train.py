@@ -36,7 +36,8 @@ from typing import Callable, Optional, TextIO
 
 import numpy as np
 
-from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser, check_output_path
+from ..util.exitcodes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from ..util.commandline import ToolParser, check_output_path
 from ..util.progress import Progress
 from ..search.evaluate import MAX_ACTIVE, NF, PHASE_PIECES, UNIT, feature_matrix
 from .dataset import GAMES_PER_SOURCE, DataError, PositionSet, load_pdn_positions, load_shards

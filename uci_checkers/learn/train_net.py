@@ -31,7 +31,8 @@ import numpy as np
 from ..rules.bitboard import SQUARE_TO_BIT
 from ..search import nnue as N
 from ..search.layouts import DEFAULT_NAME
-from ..util.commandline import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser
+from ..util.exitcodes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from ..util.commandline import ToolParser
 from .dataset import DataError, PositionSet, load_pdn_positions, load_shards
 from .metrics import log_loss
 from .train import source_scales, split_by_game, targets

@@ -28,7 +28,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, ToolParser
+from ..util.exitcodes import EXIT_INTERRUPTED, EXIT_OK
+from ..util.commandline import ToolParser
 
 
 def _fit_scale(scores: np.ndarray, targets: np.ndarray) -> tuple[float, float]:

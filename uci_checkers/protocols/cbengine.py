@@ -91,8 +91,9 @@ from ..engine.timeman import GoParams
 from ..util.cbuild import (COMMON_FLAGS, CBuildError, bridge_root, compile_c, default_compiler,
                            native_link_flags, pe_header)
 from ..util.cachedir import user_cache_dir
-from ..util.commandline import EXIT_OK, EXIT_USAGE, ToolParser
-from ..util.interrupts import EXIT_INTERRUPTED, exit_now
+from ..util.exitcodes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from ..util.commandline import ToolParser
+from ..util.interrupts import exit_now
 from ..util.linereader import EndOfOutput, LineTimeout, StampedLineReader
 from .uci import LineProtocol, ProtocolError, _clip, parse_go, parse_position, read_commands, run_commands
 

@@ -58,7 +58,7 @@ import threading
 from typing import Any, Callable, Iterable, Optional
 
 from ..rules.notation import NotationError
-from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from ..util.exitcodes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 __all__ = ["HubSession", "HubError", "parse_hub_line", "format_hub_value", "parse_hub_position",
            "format_hub_position", "parse_hub_move", "format_hub_move", "run_hub", "main"]

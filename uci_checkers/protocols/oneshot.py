@@ -30,8 +30,8 @@ import sys
 import threading
 from typing import Any, Optional
 
-from ..util.commandline import (COMPILING_NOTICE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser,
-                                announce_if_slow, parse_option_args)
+from ..util.commandline import COMPILING_NOTICE, ToolParser, announce_if_slow, parse_option_args
+from ..util.exitcodes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from ..util.interrupts import interrupt_event, raise_if_interrupted
 
 __all__ = ["main", "search_position"]

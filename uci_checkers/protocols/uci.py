@@ -30,7 +30,7 @@ from ..engine.timeman import GO_NUMBER_BOUNDS, GoParams, clamp_go_number
 from ..engine.facade import Engine, EngineBusyError
 from ..engine.options import OptionError
 from ..engine.warmup import kernels_compiling
-from ..util.commandline import EXIT_OK, EXIT_USAGE
+from ..util.exitcodes import EXIT_OK, EXIT_USAGE
 
 MAX_LINE_BYTES = 64 * 1024          # longer input lines are dropped with an error
 MAX_ERROR_TEXT = 160                # echo at most this much of a bad token

@@ -60,8 +60,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
-from ..util.commandline import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser, check_output_path,
-                                parse_option_args)
+from ..util.commandline import ToolParser, check_output_path, parse_option_args
+from ..util.exitcodes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from ..util.interrupts import raise_if_interrupted
 from ..client import ArgumentError, Engine, EngineError, EngineTerminatedError, EngineTimeoutError, Limit, Score
 from ..rules.pdn import PdnGame, read_pdn_file, write_pdn_file

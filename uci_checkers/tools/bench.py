@@ -25,7 +25,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..engine.options import MAX_HASH_MB
-from ..util.commandline import EXIT_INTERRUPTED, EXIT_OK, ToolParser
+from ..util.exitcodes import EXIT_INTERRUPTED, EXIT_OK
+from ..util.commandline import ToolParser
 
 DEFAULT_DEPTH = 15
 BENCH_HASH_MB = 16

@@ -25,8 +25,8 @@ from ..book.build import DEFAULT_DEPTH, BookBuildError, BuildSettings, build
 from ..book.store import Book, BookError, default_path, load_book
 from ..rules.notation import NotationError
 from ..rules.position import Game, Position
-from ..util.commandline import EXIT_OK, EXIT_USAGE, ToolParser, check_output_path, os_error_text
-from ..util.interrupts import EXIT_INTERRUPTED
+from ..util.exitcodes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from ..util.commandline import ToolParser, check_output_path, os_error_text
 
 ROOTS = ("all", "start", "ballots")
 DEFAULT_TARGET = 2000

@@ -25,7 +25,8 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..util.commandline import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ToolParser, os_error_text
+from ..util.exitcodes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from ..util.commandline import ToolParser, os_error_text
 from ..util.atomicfile import write_bytes_atomic
 from ..util.cbuild import (COMMON_FLAGS, CBuildError, DllReadError, bridge_root, compile_c, default_compiler,
                            native_link_flags, pe_header)

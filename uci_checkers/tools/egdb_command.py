@@ -16,7 +16,8 @@ from typing import Optional
 
 import numpy as np
 
-from ..util.commandline import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolParser, os_error_text
+from ..util.exitcodes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from ..util.commandline import ToolParser, os_error_text
 from ..egdb.build import DEFAULT_DISTANCE_PIECES, MAX_BUILD_PIECES, EgdbBuildError, _slice_line, build, \
     build_plan, verify_directory
 from ..egdb.plan import describe as describe_plan

@@ -2,8 +2,8 @@
 one line, ``--option NAME=VALUE`` parsing, the output-path check made before any work, and the notice printed
 while a first run compiles the kernels.
 
-Exit statuses, the same for every ``uci-checkers`` tool (named in :mod:`uci_checkers.util.exitcodes`, which a
-kernel module may import, and re-exported here):
+Exit statuses, the same for every ``uci-checkers`` tool (named in :mod:`uci_checkers.util.exitcodes`, where
+every module imports them from):
 
 * ``0`` (:data:`EXIT_OK`): done;
 * ``1`` (:data:`EXIT_FAILED`): the operation ran and failed, only where a tool documents it (``egdb verify``
@@ -23,10 +23,9 @@ import sys
 import threading
 from typing import Any, Callable, NoReturn, Optional, Union
 
-from .exitcodes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from .exitcodes import EXIT_OK, EXIT_USAGE
 
-__all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "ToolParser", "parse_option_args",
-           "COMPILING_NOTICE", "announce_if_slow", "check_output_path"]
+__all__ = ["ToolParser", "parse_option_args", "COMPILING_NOTICE", "announce_if_slow", "check_output_path"]
 
 
 class ToolParser(argparse.ArgumentParser):

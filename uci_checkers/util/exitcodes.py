@@ -1,5 +1,5 @@
-"""The exit statuses of every ``uci-checkers`` tool, as names; :mod:`uci_checkers.util.commandline` states
-the policy and re-exports them.
+"""The exit statuses of every ``uci-checkers`` tool, as names (their one home); :mod:`uci_checkers.util.commandline`
+states the policy.
 
 Constants only, in a module of their own, so that a kernel module can name them (``rules.perft`` does):
 whatever a kernel module imports keys the compile cache, and the command-line helpers are edited too often

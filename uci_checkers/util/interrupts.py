@@ -22,8 +22,7 @@ from typing import Any, Iterator
 
 from .exitcodes import EXIT_INTERRUPTED
 
-__all__ = ["EXIT_INTERRUPTED", "handle_interrupts", "interrupted", "interrupt_event", "raise_if_interrupted",
-           "exit_now"]
+__all__ = ["handle_interrupts", "interrupted", "interrupt_event", "raise_if_interrupted", "exit_now"]
 
 _INTERRUPTED = threading.Event()
 _DEPTH = [0]
