@@ -220,7 +220,9 @@ def test_history_rewards_the_best_quiet_move_and_lowers_the_ones_tried_before_it
     """``_reward_quiet_best`` on a hand-made move list: the best move (the third tried) gains, the two
     tried before it lose, one not tried keeps its counter; repeated rewards stay within +-HIST_MAX."""
     from uci_checkers.search import alphabeta as AB
+    from uci_checkers.search import params as SP
     ws = np.zeros(AB.WS_SIZE, dtype=np.int64)
+    ws[AB.W_PARAMS:AB.W_PARAMS + SP.N_PARAMS] = SP.pack()       # the history bonus cap is one of them
     moves = [(9, 13), (10, 14), (11, 15), (12, 16)]              # (from bit, to bit) of four quiet moves
     start, ply, hbase, depth = AB.W_MOVES, 3, AB.W_HIST, 6
     for j, (f, t) in enumerate(moves):

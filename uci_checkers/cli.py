@@ -38,11 +38,13 @@ SUBCOMMANDS = {
     "rescore": ("uci_checkers.learn.rescore", "recorded shards with every search score made again by a newer evaluation"),
     "train": ("uci_checkers.learn.train", "fit the evaluation weights to self-play shards"),
     "train-net": ("uci_checkers.learn.train_net", "fit the network evaluation to self-play shards (needs PyTorch)"),
+    "tune": ("uci_checkers.learn.tune", "fit the search's pruning and reduction constants by SPSA at fixed nodes"),
     "validate": ("uci_checkers.learn.validate", "score the evaluation on held-out games (and a puzzle file, if you have one)"),
 }
 
 # Subcommands that play or search with the package's evaluation: checked before they start.
-NEEDS_WEIGHTS = frozenset({"engine", "hub", "bench", "go", "analyse", "selfplay", "relabel", "rescore", "validate", "book"})
+NEEDS_WEIGHTS = frozenset({"engine", "hub", "bench", "go", "analyse", "selfplay", "relabel", "rescore", "validate", "book",
+                           "tune"})
 
 
 def usage() -> str:

@@ -88,6 +88,7 @@ class Engine:
         self._pending: dict[str, Any] = {}         # searcher changes not applied yet: hash, clear, threads, egdb
         self._load_messages: list[str] = []        # load reports (endgame databases, EvalFile), given to the next go
         self._weights: Any = None                  # EvalWeights from EvalFile (None: the shipped ones)
+        self._search_params: dict[str, int] = {}   # SearchParams (empty: the search's defaults)
         self._egdb_reported: set[tuple[int, int]] = set()   # (material key, block) of undecodable blocks said
         self._job: Optional[_Job] = None
         self._game_seed: Optional[int] = None      # Seed 0: the fresh seed of this game, drawn at its first go
@@ -117,6 +118,7 @@ class Engine:
         spec = self._spec(name)
         parsed = spec.parse(value)
         weights = self._read_eval_file(parsed) if spec.name == "EvalFile" else None
+        search_params = _parse_search_params(parsed) if spec.name == "SearchParams" else None
         with self._lock:
             if spec.type != "button":
                 self._options[spec.name] = parsed
@@ -134,6 +136,9 @@ class Engine:
                 self._weights = weights
                 self._pending["weights"] = weights
                 self._load_messages.append(f"evaluation: {weights.describe()}")
+            elif spec.name == "SearchParams":
+                self._search_params = search_params
+                self._pending["params"] = search_params
             elif spec.name == "BookFile":
                 self._book, self._book_source = None, None     # read again when next needed
             elif spec.name == "NoProgressPlies" and self._game is not None:
@@ -187,6 +192,7 @@ class Engine:
             with self._lock:  # built under the lock: a Hash change now is either used here or pending
                 searcher = Searcher(self._options["Hash"], self._weights)
                 searcher.set_egdb(table)
+                searcher.set_params(self._search_params)
                 self._load_messages += messages
                 if self._egdb_settings() == read_with:
                     self._pending.pop("egdb", None)
@@ -196,6 +202,7 @@ class Engine:
                 self._pending.pop("clear", None)
                 self._pending.pop("newgame", None)
                 self._pending.pop("weights", None)
+                self._pending.pop("params", None)
             self._apply_pending_if_idle()
         except BaseException as exc:
             self._warm_error = exc
@@ -252,6 +259,8 @@ class Engine:
             searcher.set_hash(pending["hash"])
         if "weights" in pending:
             searcher.set_weights(pending["weights"])
+        if "params" in pending:
+            searcher.set_params(pending["params"])
         if pending.get("clear") or pending.get("newgame"):
             searcher.clear()
         if pending.get("egdb"):
@@ -910,3 +919,13 @@ def _throttled_currmove(callback: Callable[[Any, int], None], tm: TimeManager) -
         callback(move, number)
 
     return report
+
+
+def _parse_search_params(text: str) -> dict[str, int]:
+    """The ``SearchParams`` option's text as values (:class:`OptionError` with the reason if malformed)."""
+    from ..search.params import SearchParamsError, parse
+
+    try:
+        return parse(text)
+    except SearchParamsError as exc:
+        raise OptionError(f"option SearchParams: {exc}") from None

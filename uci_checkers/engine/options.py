@@ -101,6 +101,9 @@ def build_option_specs() -> list[OptionSpec]:
                    "empty: the book in the package"),
         OptionSpec("BookVariety", "spin", 0, 0, BOOK_MAX_VARIETY,
                    help="centi-men below the best book move that a book move may be (chosen with Seed)"),
+        OptionSpec("SearchParams", "string", "",
+                   help="for tuning: search constants as NAME=VALUE entries (uci-checkers tune --list names "
+                        "them); empty: the engine's own values"),
     ]
     specs.insert(1, OptionSpec("Threads", "spin", 1, 1, max(1, min(_SEARCH_MAX_THREADS, (os.cpu_count() or 1) * 2)),
                                help="search threads (lazy SMP); 1 keeps fixed-depth searches deterministic"))

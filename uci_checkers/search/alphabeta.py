@@ -33,9 +33,9 @@ less than a ply; the driver speaks whole plies, :func:`search_child` converts):
   nodes a move, +44.8 +- 21.4 at 0.1 s a move);
 * truncation at non-PV nodes (the idea of Cake's search, in whole plies): a
   quiet position whose static score lies far outside the window is searched
-  one ply shallower for every TRUNC_UNIT centi-men of distance (at most
-  TRUNC_MAX); the plies cut along the path are remembered per ply and given
-  back where a position comes within TRUNC_NEAR of the window again, so a line
+  one ply shallower for every ``TruncUnit`` centi-men of distance (at most
+  ``TruncMaxSteps``); the plies cut along the path are remembered per ply and given
+  back where a position comes within ``TruncNear`` of the window again, so a line
   that returns to the window is searched to its full depth;
 * reverse futility and truncation judge a quiet non-PV node by its static score,
   or by its table score where that bounds the position better (an exact score, a
@@ -93,6 +93,7 @@ from ..egdb.probe import fork_table as egdb_fork_table
 from ..egdb.probe import root_choice as egdb_root_choice
 from ..egdb.probe import search_score as egdb_score
 from . import nnue
+from . import params as sp
 from .evaluate import evaluate
 from ..rules.position import Game, Move, Position
 from .weights import KIND_NETWORK, EvalWeights, check_usable, default_weights
@@ -116,7 +117,8 @@ W_PV = W_KEYS + HIST_KEYS + MAX_PLY + 8
 W_PVLEN = W_PV + MAX_PLY * MAX_PLY
 W_TRUNC = W_PVLEN + MAX_PLY   # per ply: the plies the path down to this node has cut by truncation (see _ab)
 W_CTL = W_TRUNC + MAX_PLY
-W_NNPOS = W_CTL + 16      # the network's per-ply positions (uci_checkers.search.nnue owns this region)
+W_PARAMS = W_CTL + 16     # the tunable constants (uci_checkers.search.params), copied in at each search
+W_NNPOS = W_PARAMS + 32   # the network's per-ply positions (uci_checkers.search.nnue owns this region)
 W_ECACHE = W_NNPOS + nnue.POS_REGION   # the static-score cache (see _static)
 ECACHE_SIZE = 1 << 16     # entries (one word each: 512 KiB per thread, within a core's L2 cache)
 WS_SIZE = W_ECACHE + ECACHE_SIZE
@@ -132,30 +134,34 @@ C_MAXEXT = W_CTL + 7      # ply beyond which forced-move extensions stop
 C_TBHITS = W_CTL + 8      # endgame database probes that ended a node
 
 # Depths inside the kernel are in fractions of a ply (after Cake's search), so that extensions and
-# reductions may be smaller than a ply; the parameters below are in whole plies unless they say so.
+# reductions may be smaller than a ply; the tunable depths of uci_checkers.search.params are in these units.
 ONE_PLY = 4
 
-# pruning parameters (measured: see the report in the search issue)
-RFP_DEPTH = 3           # reverse futility pruning up to this depth (0 = off)
-RFP_MARGIN = 50         # centi-men per ply of depth
-LMR_MIN_I = 2           # first move index (0-based) that may be reduced
-LMR_I2 = 5              # from this index ...
-LMR_D2 = 4              # ... and this depth, reduce by 2
 PVS_FULL = 0            # the stages of one move's principal-variation search in _ab
 PVS_REDUCED = 1
 PVS_VERIFY = 2          # a shallower search that may prove a move good enough to cut off (below)
-VERIFY_MIN_DEPTH = 3    # verified pruning of moves whose static score is far above beta: from this depth
-VERIFY_MARGIN = 30      # centi-men above beta
-VERIFY_REDUCTION = 4    # plies less for the verification search
-TRUNC_MIN_DEPTH = 2    # truncation: at non-PV nodes of at least this depth, a static score this far
-TRUNC_UNIT = 64         # ... from the window (centi-men per ply) cuts the depth by that many plies,
-TRUNC_MAX = 2           # ... at most this many a node; within TRUNC_NEAR of the window again, the
-TRUNC_NEAR = 20         # ... path's cut plies are given back
 HIST_MAX = 16384        # history counters stay within +-HIST_MAX (below the killers' ordering scores)
-HIST_BONUS_CAP = 196    # a best move's history bonus is 8 * min(depth * (depth - 1), this)
-IID_DEPTH = 5           # internal iterative deepening at PV nodes without a table move from this depth (0 = off) ...
-IID_REDUCTION = 2       # ... searching the node this many plies shallower first
-QS_THREAT = 1           # at depths above -QS_THREAT plies (and at most 0) a position where the opponent threatens a capture is searched one move on
+# pruning margins, reductions and depth thresholds: run-time words (uci_checkers.search.params)
+_P = W_PARAMS
+_P_RFP_DEPTH = _P + sp.P_RFP_DEPTH
+_P_RFP_MARGIN = _P + sp.P_RFP_MARGIN
+_P_LMR_MIN_I = _P + sp.P_LMR_MIN_I
+_P_LMR_R1 = _P + sp.P_LMR_R1
+_P_LMR_I2 = _P + sp.P_LMR_I2
+_P_LMR_D2 = _P + sp.P_LMR_D2
+_P_LMR_R2 = _P + sp.P_LMR_R2
+_P_VERIFY_MIN_DEPTH = _P + sp.P_VERIFY_MIN_DEPTH
+_P_VERIFY_MARGIN = _P + sp.P_VERIFY_MARGIN
+_P_VERIFY_REDUCTION = _P + sp.P_VERIFY_REDUCTION
+_P_TRUNC_MIN_DEPTH = _P + sp.P_TRUNC_MIN_DEPTH
+_P_TRUNC_UNIT = _P + sp.P_TRUNC_UNIT
+_P_TRUNC_STEP = _P + sp.P_TRUNC_STEP
+_P_TRUNC_MAX = _P + sp.P_TRUNC_MAX
+_P_TRUNC_NEAR = _P + sp.P_TRUNC_NEAR
+_P_IID_DEPTH = _P + sp.P_IID_DEPTH
+_P_IID_REDUCTION = _P + sp.P_IID_REDUCTION
+_P_QS_THREAT = _P + sp.P_QS_THREAT
+_P_HIST_BONUS_CAP = _P + sp.P_HIST_BONUS_CAP
 
 _SQ = SQUARES
 _BCROWN = BLACK_CROWN
@@ -351,7 +357,8 @@ def _reward_quiet_best(ws, ply, mv, k1, hbase, depth, start, i):
         ws[W_KILL + 2 * ply] = mv
     if depth > 1:
         bonus = depth * (depth - 1)
-        bonus = 8 * (bonus if bonus < HIST_BONUS_CAP else HIST_BONUS_CAP)
+        cap = ws[_P_HIST_BONUS_CAP]
+        bonus = 8 * (bonus if bonus < cap else cap)
         _adjust_history(ws, _history_slot(hbase, mv), bonus)
         if depth > 2:
             for j in range(i):
@@ -427,7 +434,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
     capt = mg.has_capture(black, white, kings, stm)
     threat = False
     if depth <= 0 and not capt:
-        if depth <= -QS_THREAT * ONE_PLY or not mg.has_capture(black, white, kings, 1 - stm):
+        if depth <= -ws[_P_QS_THREAT] or not mg.has_capture(black, white, kings, 1 - stm):
             return _static(black, white, kings, stm, key, ply, ws, ev, nn)
         # the opponent threatens a capture: the static score would miss it, look one move further
         threat = True
@@ -438,7 +445,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
     quiet_window = not pv_node and not capt and not threat and beta < MATE_BOUND and beta > -MATE_BOUND
     se = 0
     if quiet_window:
-        # read by reverse futility (depth <= RFP_DEPTH) and truncation (depth >= TRUNC_MIN_DEPTH): the two
+        # read by reverse futility (depth <= RfpDepth) and truncation (depth >= TruncMinDepth): the two
         # ranges cover every depth that reaches here (depth <= 0 returned above unless threatened)
         se = _static(black, white, kings, stm, key, ply, ws, ev, nn)
     # the table after the static score: the parent's prefetch of this bucket has the evaluation's time to land
@@ -451,24 +458,26 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
                 or (tbound == ttm.BOUND_UPPER and tscore < se)):
             se = tscore
     # reverse futility: a quiet position far above beta at low depth is a cut-off
-    if RFP_DEPTH > 0 and quiet_window and depth <= RFP_DEPTH * ONE_PLY:
-        if se - RFP_MARGIN * depth // ONE_PLY >= beta:
+    if quiet_window and depth <= ws[_P_RFP_DEPTH]:
+        if se - ws[_P_RFP_MARGIN] * depth // ONE_PLY >= beta:
             return se
     # truncation (after Cake's): a quiet position whose static score is far from the window is searched
     # shallower, the more the farther; the plies cut along the path are kept, and given back where a
     # position of the path comes near the window again
     cut = ws[W_TRUNC + ply - 1]          # _ab runs at ply >= 1; the root's word (ply 0) stays 0
-    if TRUNC_MAX > 0 and quiet_window and depth >= TRUNC_MIN_DEPTH * ONE_PLY:
+    tmax = ws[_P_TRUNC_MAX]
+    if tmax > 0 and quiet_window and depth >= ws[_P_TRUNC_MIN_DEPTH]:
         dist = se - beta if se >= beta else alpha - se
-        if dist <= TRUNC_NEAR:
+        if dist <= ws[_P_TRUNC_NEAR]:
             depth += cut
             cut = 0
         else:
-            t = dist // TRUNC_UNIT
-            if t > TRUNC_MAX:
-                t = TRUNC_MAX
-            depth -= t * ONE_PLY
-            cut += t * ONE_PLY
+            t = dist // ws[_P_TRUNC_UNIT]
+            if t > tmax:
+                t = tmax
+            t *= ws[_P_TRUNC_STEP]
+            depth -= t
+            cut += t
     ws[W_TRUNC + ply] = cut
     if found != 0:
         if not pv_node and tdepth >= depth:
@@ -478,10 +487,11 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
                 return tscore
             if tbound == ttm.BOUND_UPPER and tscore <= alpha:
                 return tscore
-    if IID_DEPTH > 0 and pv_node and tmove == 0 and not capt and depth >= IID_DEPTH * ONE_PLY:
+    iid = ws[_P_IID_DEPTH]
+    if iid > 0 and pv_node and tmove == 0 and not capt and depth >= iid:
         # internal iterative deepening: a principal-variation node without a table move first searches
-        # itself IID_REDUCTION plies shallower, for a first move to try (Cake's search does the same)
-        _ab(black, white, kings, stm, key, depth - IID_REDUCTION * ONE_PLY, alpha, beta, ply, qp,
+        # itself shallower, for a first move to try (Cake's search does the same)
+        _ab(black, white, kings, stm, key, depth - ws[_P_IID_REDUCTION], alpha, beta, ply, qp,
             borrow(ws), borrow(tt), borrow(eg), borrow(stop), borrow(ev), borrow(nn))
         if ws[C_STOP] != 0:
             return 0
@@ -511,6 +521,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
     best_i = 0
     orig_alpha = alpha
     other = 1 - stm
+    vmargin = ws[_P_VERIFY_MARGIN]
     for i in range(n):
         mv = _pick_move(ws, start, i, n) if n > 1 else ws[start]
         b2, w2, k2b = mg.make_move(black, white, kings, stm, mv)
@@ -530,15 +541,15 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
         # for every self-call it finds, so each extra site costs about a second of cold compile.
         r = 0
         vd = 0
-        if (VERIFY_MARGIN > 0 and not pv_node and not capt and new_depth >= VERIFY_MIN_DEPTH * ONE_PLY
+        if (vmargin > 0 and not pv_node and not capt and new_depth >= ws[_P_VERIFY_MIN_DEPTH]
                 and beta < MATE_BOUND and beta > -MATE_BOUND):
             # verified pruning: a move after which the static score is far above beta is searched
             # shallower first with a window at beta + margin; if that holds, it is the cut-off
             if nn.shape[0] != 0:
                 nnue.note_position(ws, W_NNPOS, ply + 1, b2, w2, k2b)
             if (not mg.has_capture(b2, w2, k2b, other)
-                    and -_static(b2, w2, k2b, other, key2, ply + 1, ws, ev, nn) >= beta + VERIFY_MARGIN):
-                vd = new_depth - VERIFY_REDUCTION * ONE_PLY
+                    and -_static(b2, w2, k2b, other, key2, ply + 1, ws, ev, nn) >= beta + vmargin):
+                vd = new_depth - ws[_P_VERIFY_REDUCTION]
                 if vd < ONE_PLY:
                     vd = ONE_PLY
         if vd > 0:
@@ -547,17 +558,17 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
             stage = PVS_FULL
         else:
             stage = PVS_REDUCED
-            if (not capt and new_depth >= 2 * ONE_PLY and i >= LMR_MIN_I and (mv & _PROMO) == 0
+            if (not capt and new_depth >= 2 * ONE_PLY and i >= ws[_P_LMR_MIN_I] and (mv & _PROMO) == 0
                     and mv != k1 and mv != k2):
-                r = ONE_PLY
-                if i >= LMR_I2 and new_depth >= LMR_D2 * ONE_PLY:
-                    r = 2 * ONE_PLY
+                r = ws[_P_LMR_R1]
+                if i >= ws[_P_LMR_I2] and new_depth >= ws[_P_LMR_D2]:
+                    r = ws[_P_LMR_R2]
         while True:
             # r is 0 whenever the stage is PVS_FULL; borrow(): the child pays no reference counting
             if stage == PVS_VERIFY:
                 d = vd
-                lo = -beta - VERIFY_MARGIN - 1
-                hi = -beta - VERIFY_MARGIN
+                lo = -beta - vmargin - 1
+                hi = -beta - vmargin
             else:
                 d = new_depth - r
                 lo = -beta if stage == PVS_FULL else -alpha - 1
@@ -567,7 +578,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
             if stage == PVS_FULL or ws[C_STOP] != 0:
                 break
             if stage == PVS_VERIFY:
-                if s > beta + VERIFY_MARGIN:
+                if s > beta + vmargin:
                     break        # proven far above beta by the shallower search: the cut-off
                 stage = PVS_FULL if i == 0 else PVS_REDUCED    # unreduced: it looked good statically
                 continue
@@ -718,6 +729,7 @@ class Searcher:
         self.threads = 1
         self._helper_ws: list[np.ndarray] = []
         self.ws = np.zeros(WS_SIZE, dtype=np.int64)
+        self.params = sp.pack()          # the tunable constants, copied into every workspace at each search
         self.set_weights(weights if weights is not None else default_weights())
         self.hash_mb = hash_mb
         self.tt = ttm.new_table(hash_mb)
@@ -741,6 +753,12 @@ class Searcher:
         self._helper_nn = [self.nn.copy() for _ in range(self.threads - 1)]   # own accumulators each
         for ws in [self.ws] + self._helper_ws:
             ws[W_ECACHE:W_ECACHE + ECACHE_SIZE] = 0     # the cached static scores were the old weights'
+
+    def set_params(self, values: Optional[dict[str, int]] = None) -> None:
+        """Search with these tunable constants from the next search on (names of
+        :data:`uci_checkers.search.params.TUNABLES`; missing ones and None: the defaults).  Raises
+        ``SearchParamsError``, and changes nothing, for an unknown name or a value out of bounds."""
+        self.params = sp.pack(values)
 
     def set_egdb(self, table: Optional[np.ndarray]) -> None:
         """Probe this endgame database table from now on (None: none).  A table caches decoded blocks in
@@ -832,6 +850,7 @@ class Searcher:
         ws[C_TBHITS] = 0
         ws[C_GEN] = self.gen
         ws[C_NODELIM] = 1 << 62
+        ws[W_PARAMS:W_PARAMS + sp.N_PARAMS] = self.params
         nprog = game.no_progress_plies if limits.no_progress_plies is None else limits.no_progress_plies
         ws[C_NOPROG] = max(0, int(nprog))
         # repetition keys: the game's positions since the last irreversible move, root last
@@ -870,6 +889,7 @@ class Searcher:
             return max(0, int((time.perf_counter() - t0) * 1000))
 
         nostop = np.zeros(1, dtype=np.int64)
+        growth = int(self.params[sp.P_ASP_GROWTH])
         node_limit = int(limits.nodes) if limits.nodes else (1 << 62)
         flag = nostop   # depth 1 always completes (a few hundred nodes): the stop then has a real move
 
@@ -930,6 +950,7 @@ class Searcher:
             hws[W_KEYS:W_KEYS + len(keys)] = keys
             for c in (C_GEN, C_NOPROG, C_ROOTIDX):
                 hws[c] = ws[c]
+            hws[W_PARAMS:W_PARAMS + sp.N_PARAMS] = self.params
             hws[C_NODELIM] = 1 << 62
             thread = threading.Thread(target=self._helper, name=f"search-helper-{t}", daemon=True,
                                       args=(t, hws, stop_flag, children, stm, max_depth))
@@ -953,7 +974,7 @@ class Searcher:
                     # aspiration window around the previous score of this line
                     prev = prev_scores[k - 1] if len(prev_scores) >= k else None
                     if prev is not None and abs(prev) < MATE_BOUND and depth >= 4 and k == 1:
-                        delta = 30
+                        delta = int(self.params[sp.P_ASP_WINDOW])
                         alpha0, beta0 = prev - delta, prev + delta
                     else:
                         delta = INF
@@ -986,13 +1007,13 @@ class Searcher:
                             break
                         sc = scores[line_best]
                         if sc <= alpha0 and alpha0 > -INF:
-                            delta *= 3
+                            delta *= growth
                             alpha0 = max(-INF, sc - delta)
                             if k == 1:
                                 report(depth, k, line_best, sc, pvs[line_best], "upperbound")
                             continue
                         if sc >= beta0 and beta0 < INF:
-                            delta *= 3
+                            delta *= growth
                             beta0 = min(INF, sc + delta)
                             if k == 1:
                                 best_i, best_score, best_pv = line_best, sc, pvs[line_best]
