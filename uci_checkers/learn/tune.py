@@ -14,14 +14,15 @@ before every game, the shipped evaluation (or ``--weights``), ``--nodes`` nodes 
 played in batches of ``--batch`` from the values at the batch's start and applied in pair order, so
 a run is fixed by its settings and seed whatever ``--jobs`` is.  After each batch the state
 (settings, pairs done, values, the plus side's results and a history row) is rewritten atomically to
-``OUT/tune.json``; the same command continues an interrupted run (Ctrl-C keeps the finished batches
-and exits 130).
+``OUT/tune.json``, with the identity of the code and weights that played; the same command continues
+an interrupted run (Ctrl-C keeps the finished batches and exits 130).
 
 The result is the text of the engine's ``SearchParams`` option: try it with a match
 (``uci-checkers match ... option.SearchParams="..."``) before it becomes the defaults.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -38,7 +39,8 @@ from ..util.atomicfile import write_text_atomic
 from ..util.commandline import ToolParser, os_error_text
 from ..util.exitcodes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from ..util.progress import Progress
-from ..util.workpool import check_parent, enter_worker, run_in_processes
+from ..util.workpool import WorkerPool, check_parent, enter_worker
+from .selfplay import engine_identity
 
 STATE_FORMAT = 1
 STATE_NAME = "tune.json"
@@ -74,6 +76,7 @@ class TuneState:
     draws: int = 0
     plus_losses: int = 0
     history: list[list] = field(default_factory=list)     # [pairs done, seconds, values rounded]
+    engine: dict[str, str] = field(default_factory=dict)  # the code and weights that played (selfplay's identity)
 
 
 # --- the schedule ----------------------------------------------------------------------------------
@@ -196,7 +199,7 @@ def load_state(path: Path, config: TuneConfig) -> TuneState:
                                  f"use the same settings to continue it, or another --out")
         state = TuneState(config, int(data["pairs_done"]), [float(x) for x in data["theta"]],
                           int(data["plus_wins"]), int(data["draws"]), int(data["plus_losses"]),
-                          list(data["history"]))
+                          list(data["history"]), dict(data.get("engine", {})))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise TuneStateError(f"{path}: cannot read the tuning state ({exc})") from None
     if len(state.theta) != len(config.names):
@@ -208,7 +211,7 @@ def save_state(path: Path, state: TuneState) -> None:
     data = {"format": STATE_FORMAT, "config": asdict(state.config), "pairs_done": state.pairs_done,
             "theta": state.theta, "plus_wins": state.plus_wins, "draws": state.draws,
             "plus_losses": state.plus_losses, "values": rounded(state), "search_params": search_params_text(state),
-            "history": state.history}
+            "engine": state.engine, "history": state.history}
     write_text_atomic(path, json.dumps(data, indent=1) + "\n")
 
 
@@ -223,9 +226,24 @@ def search_params_text(state: TuneState) -> str:
 
 def run(out_dir: Path, config: TuneConfig, jobs: int = 1, progress: Optional[TextIO] = sys.stderr) -> TuneState:
     """Play the pairs still to play (batch by batch, saving the state after each); returns the state."""
+    out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / STATE_NAME
     state = load_state(path, config)
+    if not state.engine:
+        state.engine = engine_identity(config.weights)
+    elif state.pairs_done < config.pairs and engine_identity(config.weights) != state.engine:
+        print(f"uci-checkers tune: note: {path} was started by another checkout or weights "
+              f"({state.engine}); going on with this one", file=progress or sys.stderr)
     bar = Progress(progress, "tune")
+    with contextlib.ExitStack() as stack:
+        pool = stack.enter_context(WorkerPool(jobs)) if jobs > 1 and state.pairs_done < config.pairs else None
+        _play_batches(path, state, pool, bar)
+    bar.close()
+    return state
+
+
+def _play_batches(path: Path, state: TuneState, pool: Optional[WorkerPool], bar: Progress) -> None:
+    config = state.config
     t0 = time.monotonic()
     spent = state.history[-1][1] if state.history else 0.0
     while state.pairs_done < config.pairs:
@@ -242,11 +260,11 @@ def run(out_dir: Path, config: TuneConfig, jobs: int = 1, progress: Optional[Tex
         def finished(outcome: tuple[int, int, int]) -> None:
             results[outcome[0]] = (outcome[1], outcome[2])
 
-        if jobs <= 1:
+        if pool is None:
             for item in work:
                 finished(play_pair(*item))
         else:
-            run_in_processes(play_pair, work, jobs, finished)
+            pool.run(play_pair, work, finished)
         for k in range(first, last + 1):
             g1, g2 = results[k]
             theta = update(config, theta, k, g1 + g2)
@@ -262,8 +280,6 @@ def run(out_dir: Path, config: TuneConfig, jobs: int = 1, progress: Optional[Tex
         rate = 2 * (last - first + 1) / max(1e-9, time.monotonic() - t_batch)
         bar.update(f"{state.pairs_done}/{config.pairs} pairs {rate:.2f} games/s  "
                    f"{search_params_text(state) or '(the defaults)'}", state.pairs_done / config.pairs)
-    bar.close()
-    return state
 
 
 def describe_tunables() -> str:
