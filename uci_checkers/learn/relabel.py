@@ -41,7 +41,8 @@ from ..util.interrupts import raise_if_interrupted
 from ..util.progress import Progress
 from ..util.workpool import check_parent, enter_worker, run_in_processes
 from .dataset import DataError, load_shards
-from .selfplay import RESULT_DRAW, RESULT_LOSS, RESULT_WIN, SCORE_CLAMP, clamp_score, engine_identity
+from .selfplay import (RESULT_DRAW, RESULT_LOSS, RESULT_WIN, SCORE_CLAMP, clamp_score, engine_identity,
+                       weights_argument)
 
 RELABEL_FORMAT = 1
 GAME_STRIDE = 10**7          # output game number = input source index * GAME_STRIDE + input game number
@@ -236,16 +237,9 @@ def search_config(ap: ToolParser, args) -> RelabelConfig:
         ap.error(f"--hash must be between 1 and {MAX_HASH_MB} MB, not {args.hash}")
     if args.egdb_dir and not Path(args.egdb_dir).is_dir():
         ap.error(f"--egdb-dir {args.egdb_dir}: no such directory")
-    weights = ""
-    if args.weights is not None:
-        from ..search.weights import WeightsError, read_weights
-        try:
-            weights = os.path.abspath(read_weights(args.weights).path)
-        except WeightsError as exc:
-            ap.error(f"--weights: {exc}")
     return RelabelConfig(nodes=args.nodes, hash_mb=args.hash,
                          egdb_dir=os.path.abspath(args.egdb_dir) if args.egdb_dir else "",
-                         egdb_pieces=args.egdb_pieces, weights=weights)
+                         egdb_pieces=args.egdb_pieces, weights=weights_argument(ap, args.weights))
 
 
 def main(argv: Optional[list[str]] = None) -> int:

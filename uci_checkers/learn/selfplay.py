@@ -219,6 +219,19 @@ def write_shard(out_dir: Path, shard: int, shard_size: int, config: SelfPlayConf
     return len(cols["black"])
 
 
+def weights_argument(ap: ToolParser, value: Optional[str]) -> str:
+    """A tool's ``--weights FILE`` checked and made absolute (the workers may start elsewhere); "" for none.
+    An unusable file ends the tool with one line and exit 2."""
+    if value is None:
+        return ""
+    from ..search.weights import WeightsError, read_weights
+
+    try:
+        return os.path.abspath(read_weights(value).path)
+    except WeightsError as exc:
+        ap.error(f"--weights: {exc}")
+
+
 def engine_identity(weights_file: str = "") -> dict[str, str]:
     """The code and weights that played: the git commit (when in a checkout) and the checksum of the weights
     (``weights_file``, or the shipped ones)."""
@@ -333,16 +346,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             print("uci-checkers selfplay: --backend ray needs Ray (pip install 'uci_checkers[cluster]')",
                   file=sys.stderr)
             return EXIT_USAGE
-    weights = ""
-    if args.weights is not None:
-        from ..search.weights import WeightsError, read_weights
-
-        try:
-            weights = read_weights(args.weights).path
-        except WeightsError as exc:
-            ap.error(f"--weights: {exc}")
-        weights = os.path.abspath(weights)   # the workers may start elsewhere
-    config = SelfPlayConfig(seed=args.seed, nodes=args.nodes, weights=weights)
+    config = SelfPlayConfig(seed=args.seed, nodes=args.nodes, weights=weights_argument(ap, args.weights))
     try:
         summary = generate(out, args.games, config, args.jobs, args.shard_size, args.backend, args.address)
     except KeyboardInterrupt:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -40,7 +39,7 @@ from ..util.commandline import ToolParser, os_error_text
 from ..util.exitcodes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from ..util.progress import Progress
 from ..util.workpool import WorkerPool, check_parent, enter_worker
-from .selfplay import engine_identity
+from .selfplay import engine_identity, weights_argument
 
 STATE_FORMAT = 1
 STATE_NAME = "tune.json"
@@ -324,14 +323,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     names = [sp.TUNABLES[sp.BY_NAME[n.lower()]].name for n in names]
     if len(set(names)) != len(names):
         ap.error("--params names a constant twice")
-    weights = ""
-    if args.weights is not None:
-        from ..search.weights import WeightsError, read_weights
-
-        try:
-            weights = os.path.abspath(read_weights(args.weights).path)
-        except WeightsError as exc:
-            ap.error(f"--weights: {exc}")
+    weights = weights_argument(ap, args.weights)
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
