@@ -353,6 +353,29 @@ def test_threads_two_gives_legal_move_and_stops():
     assert a == b
 
 
+@pytest.mark.parametrize("helper_depth, adopted", [(9, True), (4, False)])
+def test_a_helper_that_completed_a_deeper_iteration_gives_the_move(helper_depth, adopted):
+    """The helper's report (here written by a stand-in helper) wins when it is deeper than the main
+    thread's last completed iteration (depth 4 here), and is reported as the last line; otherwise the
+    main thread's move stands."""
+    game = Game(Position.from_fen(BALLOT_FENS[0]))
+    legal = game.position.legal_moves()
+
+    class StandInHelper(Searcher):
+        def _helper(self, t, hws, hstop, children, stm, max_depth, finished):
+            finished[t - 1] = (helper_depth, len(children) - 1, 123, [children[-1][0].word])
+
+    s = StandInHelper(8)
+    s.set_threads(2)
+    infos = []
+    result = s.search(game, SearchLimits(depth=4), infos.append, np.zeros(1, dtype=np.int64))
+    if adopted:
+        assert (result.best, result.depth, result.score) == (legal[-1], 9, 123)
+        assert infos[-1].pv[0] == legal[-1] and infos[-1].depth == 9
+    else:
+        assert result.depth == 4 and infos[-1].depth == 4 and result.best == infos[-1].pv[0]
+
+
 def test_engine_threads_limit_matches_the_search():
     from uci_checkers.engine import options
     from uci_checkers.search import alphabeta as search

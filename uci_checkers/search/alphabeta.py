@@ -897,6 +897,7 @@ class Searcher:
             return bool(ws[C_STOP] or flag[0])
 
         helpers: list[threading.Thread] = []
+        helper_done: list = [None] * (self.threads - 1)     # each helper's last completed iteration
         helper_ws = self._helper_ws if (self.threads > 1 and skill == 20 and max_depth > 1) else []
 
         def total_nodes() -> int:
@@ -953,7 +954,7 @@ class Searcher:
             hws[W_PARAMS:W_PARAMS + sp.N_PARAMS] = self.params
             hws[C_NODELIM] = 1 << 62
             thread = threading.Thread(target=self._helper, name=f"search-helper-{t}", daemon=True,
-                                      args=(t, hws, stop_flag, children, stm, max_depth))
+                                      args=(t, hws, stop_flag, children, stm, max_depth, helper_done))
             helpers.append(thread)
             thread.start()
         try:
@@ -1065,6 +1066,12 @@ class Searcher:
             for thread in helpers:
                 thread.join()
 
+        # a helper that completed a deeper iteration than the main thread knows the better move
+        deeper = [r for r in helper_done if r is not None and r[0] > depth_done]
+        if deeper and multipv == 1 and skill == 20:
+            depth_done, best_i, best_score, best_pv = max(deeper, key=lambda r: r[0])
+            report(depth_done, 1, best_i, best_score, best_pv, None)
+
         if skill < 20 and depth_done > 0:
             best_i, best_score = self._weaken(limits, pos, legal, scores, skill)
             best_pv = pvs.get(best_i, [legal[best_i].word])
@@ -1075,11 +1082,13 @@ class Searcher:
 
     # ------------------------------------------------------------------
     def _helper(self, t: int, hws: np.ndarray, hstop: np.ndarray, children: list, stm: int,
-                max_depth: int) -> None:
+                max_depth: int, finished: list) -> None:
         """A lazy-SMP helper: its own iterative deepening over the root moves, sharing the table.
 
         Helpers start at different depths and root orders so that they fill the
-        table with work the main thread can use; their results are never used directly.
+        table with work the main thread can use.  After each iteration a helper leaves
+        ``(depth, best child, score, PV words)`` in ``finished[t - 1]``: when the search
+        ends, a helper that completed a deeper iteration than the main thread gives the move.
         They poll the caller's stop flag ``hstop`` themselves, so that a stop frees every
         core at once (the main thread, once done, ends them through ``hws[C_STOP]``).
         """
@@ -1091,6 +1100,7 @@ class Searcher:
             hws[C_MAXEXT] = min(MAX_PLY - 4, 2 * depth + 8)
             alpha = -INF
             best = order[0]
+            best_pv: list[int] = []
             for n, idx in enumerate(order):
                 m, b, w, k, key, qp = children[idx]
                 if n == 0:
@@ -1103,6 +1113,9 @@ class Searcher:
                     return
                 if s > alpha:
                     alpha, best = s, idx
+                    end = int(hws[W_PVLEN + 1])
+                    best_pv = [m.word] + [int(x) for x in hws[W_PV + MAX_PLY + 1:W_PV + MAX_PLY + end]]
+            finished[t - 1] = (depth, best, alpha, best_pv)
             order.remove(best)
             order.insert(0, best)
 
