@@ -63,7 +63,7 @@ def test_the_search_reads_its_constants_at_run_time_and_the_defaults_give_the_sa
         assert _nodes(s) != base, change
     s.set_params(None)
     assert _nodes(s) == base
-    s.set_params(sp.defaults())
+    s.set_params({t.name: t.default for t in sp.TUNABLES})
     assert _nodes(s) == base
 
 

@@ -124,6 +124,7 @@ class _Players:
     """Two searchers kept between pairs (compiled and allocated once per process)."""
 
     def __init__(self, config: TuneConfig) -> None:
+        from ..arena.openings import ballots
         from ..search.alphabeta import Searcher
         from ..search.weights import load_weights
 
@@ -132,6 +133,7 @@ class _Players:
         self.plus = Searcher(config.hash_mb, weights)
         self.minus = Searcher(config.hash_mb, weights)
         self.stop = np.zeros(1, dtype=np.int64)
+        self.deck = ballots()
 
     def game(self, opening, black, white) -> int:
         """Black's result: 1 won, 0 drawn, -1 lost."""
@@ -163,15 +165,12 @@ _WORKER: Optional[_Players] = None
 def play_pair(config: TuneConfig, k: int, plus: dict[str, int], minus: dict[str, int],
               parent: Optional[int] = None) -> tuple[int, int, int]:
     """Pair ``k``: ``(k, game 1, game 2)``, each the plus side's result (1, 0, -1); plus is Black first."""
-    from ..arena.openings import ballots
-
     global _WORKER
     if _WORKER is None or _WORKER.config != config:
         _WORKER = _Players(config)
     enter_worker(parent)
-    deck = ballots()
-    opening = deck[perturbation(config, k)[1] % len(deck)]
     p = _WORKER
+    opening = p.deck[perturbation(config, k)[1] % len(p.deck)]
     p.plus.set_params(plus)
     p.minus.set_params(minus)
     first = p.game(opening, p.plus, p.minus)

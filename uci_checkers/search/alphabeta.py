@@ -705,6 +705,13 @@ _SKILL_DEPTH = (0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 6, 6, 7, 8, 9, 10, 11, 12, 14, 16)
 _SKILL_NOISE = (0, 120, 100, 90, 80, 70, 60, 52, 45, 38, 32, 26, 21, 17, 13, 10, 7, 5, 3, 2)
 
 
+def _child_pv(ws: np.ndarray) -> list[int]:
+    """The principal variation the last full-window search of a root child left (the triangular PV's row of
+    ply 1), as move words."""
+    end = int(ws[W_PVLEN + 1])
+    return [int(x) for x in ws[W_PV + MAX_PLY + 1:W_PV + MAX_PLY + end]]
+
+
 def _pv_moves(pos: Position, words: list[int]) -> list[Move]:
     """Turn kernel move words into ``Move`` objects (stops at the first word that is not legal)."""
     out: list[Move] = []
@@ -932,10 +939,6 @@ class Searcher:
                     s = -int(search_child(b, w, k, stm, key, depth - 1, -beta, -alpha, qp, ws, tt, eg, flag, ev, nn))
             return s
 
-        def row1() -> list[int]:
-            end = int(ws[W_PVLEN + 1])
-            return [int(x) for x in ws[W_PV + MAX_PLY + 1:W_PV + MAX_PLY + end]]
-
         # endgame databases at the root: every move known -> play the best one at once
         if self.egdb[1] != 0 and skill == 20 and multipv == 1:
             known = egdb_root_choice(eg, [c[1:4] + (c[5],) for c in children], stm, int(ws[C_NOPROG]), MATE)
@@ -993,7 +996,7 @@ class Searcher:
                                 scores[idx] = s
                             if s > alpha or line_best is None:
                                 line_best = idx
-                                line_pv = [legal[idx].word] + row1()
+                                line_pv = [legal[idx].word] + _child_pv(ws)
                                 pvs[idx] = line_pv
                                 if s > alpha:
                                     alpha = s
@@ -1113,8 +1116,7 @@ class Searcher:
                     return
                 if s > alpha:
                     alpha, best = s, idx
-                    end = int(hws[W_PVLEN + 1])
-                    best_pv = [m.word] + [int(x) for x in hws[W_PV + MAX_PLY + 1:W_PV + MAX_PLY + end]]
+                    best_pv = [m.word] + _child_pv(hws)
             finished[t - 1] = (depth, best, alpha, best_pv)
             order.remove(best)
             order.insert(0, best)

@@ -70,10 +70,6 @@ BY_NAME: dict[str, int] = {t.name.lower(): i for i, t in enumerate(TUNABLES)}
  P_ASP_GROWTH) = range(N_PARAMS)
 
 
-def defaults() -> dict[str, int]:
-    return {t.name: t.default for t in TUNABLES}
-
-
 def pack(values: Mapping[str, int] | None = None) -> np.ndarray:
     """The int64 words of ``values`` (names as in TUNABLES, any case; missing ones: their defaults)."""
     words = np.array([t.default for t in TUNABLES], dtype=np.int64)
