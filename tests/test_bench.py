@@ -9,7 +9,7 @@ from uci_checkers.tools import bench
 from uci_checkers.rules.position import Position
 
 SIGNATURE_DEPTH = 9   # deep enough for internal iterative deepening to act (at depth 5 it never does)
-SIGNATURE = 418015  # the network n14 (default); verified pruning; truncation; history with malus; IID;
+SIGNATURE = 367226  # the network n15 (default); verified pruning; truncation; history with malus; IID;
 #                     the table score for the static score where it bounds it better
 
 

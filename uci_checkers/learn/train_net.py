@@ -121,7 +121,7 @@ def quantise(model, scale: float) -> np.ndarray:
     for b in range(N.N_BUCKETS):
         base = N.O_BUCKETS + b * N.BUCKET_SIZE
         # the small hidden layers run as byte dot products: their weights are clipped to bytes
-        # (|w| < 2 at QB 64; trained networks stay far inside: n12's largest is 53, n14's 83)
+        # (|w| < 2 at QB 64; trained networks stay far inside: n12's largest is 53, n14's 83, n15's 85)
         net[base + N.B_W2:base + N.B_B2] = np.clip(np.rint(w2[b] * N.QB), -128, 127).ravel()
         net[base + N.B_B2:base + N.B_W3] = np.rint(b2[b] * N.QA * N.QB)
         net[base + N.B_W3:base + N.B_B3] = np.clip(np.rint(w3[b] * N.QB), -128, 127).ravel()

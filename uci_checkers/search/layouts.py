@@ -6,10 +6,10 @@ nor numba, so the engine can name and check a weights file before it compiles)."
 # king squares, mobility, runaways and tempo, the two phase sets interleaved
 PATTERN_LAYOUT = "patterns-9x4x4-pieces3/material13x13+counts13x7x13x7/king32x2/mob16x2/run4x2/tempo;interleaved"
 
-# search.nnue's network: two perspectives of 128 inputs (4 kinds x 32 squares) into 128 clipped-ReLU
+# search.nnue's network: two perspectives of 128 inputs (4 kinds x 32 squares) into 192 clipped-ReLU
 # neurons each, 4 piece-count buckets of 16 -> 32 -> 1, activations quantised by 127, small weights by 64
-NETWORK_LAYOUT = "nnue-2x128-128x2-crelu-4x16x32x1-qa127-qb64"
+NETWORK_LAYOUT = "nnue-2x128-192x2-crelu-4x16x32x1-qa127-qb64"
 
 # the weights files in uci_checkers/data/
-DEFAULT_NAME = "eval-n14.weights"      # the network (n14): the default evaluation
+DEFAULT_NAME = "eval-n15.weights"      # the network (n15): the default evaluation
 PATTERN_NAME = "eval-w5.weights"       # the pattern tables (w5): selectable, and the eleven-man deck's

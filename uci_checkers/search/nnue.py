@@ -64,7 +64,7 @@ from ..rules.bitboard import SQUARE_TO_BIT
 from .layouts import NETWORK_LAYOUT
 
 N_IN = 128                     # 4 kinds x 32 oriented squares, per perspective
-H = 128                        # accumulator width per perspective
+H = 192                        # accumulator width per perspective
 L2 = 16
 L3 = 32
 N_BUCKETS = 4                  # by piece count: 1-6, 7-12, 13-18, 19-24
@@ -106,7 +106,7 @@ KERNEL_NET_SIZE = O_ROWS16 + -(-ROWS16 // (2 * LINE)) * LINE
 
 # The small layers' sums are exact int32 below EXACT (``check_ranges``; the bound of float32's exact
 # integers, which the file format has always promised).  The accumulators are int16: the first layer's
-# weights and bias are small (the shipped n14: at most 150 and 56, an accumulator within 1,546), and
+# weights and bias are small (the shipped n15: at most 164 and 63, an accumulator within 1,819), and
 # ``check_ranges`` proves for every neuron that its bias and its 24 largest weights stay below 2^15.
 EXACT = 2**24
 ACC_LIMIT = 2**15
