@@ -904,7 +904,8 @@ class Searcher:
             return bool(ws[C_STOP] or flag[0])
 
         helpers: list[threading.Thread] = []
-        helper_done: list = [None] * (self.threads - 1)     # each helper's last completed iteration
+        # each helper's last completed iteration: (depth, best child, score, PV words)
+        helper_done: list[Optional[tuple[int, int, int, list[int]]]] = [None] * (self.threads - 1)
         helper_ws = self._helper_ws if (self.threads > 1 and skill == 20 and max_depth > 1) else []
 
         def total_nodes() -> int:
@@ -1085,7 +1086,7 @@ class Searcher:
 
     # ------------------------------------------------------------------
     def _helper(self, t: int, hws: np.ndarray, hstop: np.ndarray, children: list, stm: int,
-                max_depth: int, finished: list) -> None:
+                max_depth: int, finished: list[Optional[tuple[int, int, int, list[int]]]]) -> None:
         """A lazy-SMP helper: its own iterative deepening over the root moves, sharing the table.
 
         Helpers start at different depths and root orders so that they fill the
