@@ -106,6 +106,8 @@ MAX_PLY = 128
 MAXM = 256              # moves per generation slot in the search (a position never has more)
 MOVE_MASK = (1 << 48) - 1
 MAX_THREADS = 64
+# a lazy-SMP helper's last completed iteration: (depth, best root child, score, PV words)
+HelperIteration = tuple[int, int, int, list[int]]
 HIST_KEYS = 1024        # game-history keys kept for repetition checks (only since the last irreversible move)
 
 # --- workspace layout (int64 offsets) ---------------------------------------
@@ -904,8 +906,7 @@ class Searcher:
             return bool(ws[C_STOP] or flag[0])
 
         helpers: list[threading.Thread] = []
-        # each helper's last completed iteration: (depth, best child, score, PV words)
-        helper_done: list[Optional[tuple[int, int, int, list[int]]]] = [None] * (self.threads - 1)
+        helper_done: list[Optional[HelperIteration]] = [None] * (self.threads - 1)
         helper_ws = self._helper_ws if (self.threads > 1 and skill == 20 and max_depth > 1) else []
 
         def total_nodes() -> int:
@@ -1086,7 +1087,7 @@ class Searcher:
 
     # ------------------------------------------------------------------
     def _helper(self, t: int, hws: np.ndarray, hstop: np.ndarray, children: list, stm: int,
-                max_depth: int, finished: list[Optional[tuple[int, int, int, list[int]]]]) -> None:
+                max_depth: int, finished: list[Optional[HelperIteration]]) -> None:
         """A lazy-SMP helper: its own iterative deepening over the root moves, sharing the table.
 
         Helpers start at different depths and root orders so that they fill the
