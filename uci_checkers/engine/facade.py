@@ -710,12 +710,14 @@ class Engine:
                               searchmoves=searchmoves, multipv=self._options["MultiPV"],
                               skill=self._options["Skill Level"],
                               seed=seed if seed is not None else self._options["Seed"],
-                              infinite=bool(params.infinite or params.ponder))
-        for attr in ("analyse_mode", "analyse"):
-            if hasattr(limits, attr):
-                setattr(limits, attr, bool(self._options["UCI_AnalyseMode"]))
-                break
+                              infinite=bool(params.infinite or params.ponder),
+                              contempt=self._contempt())
         return limits
+
+    def _contempt(self) -> int:
+        """The Contempt option in games; 0 while the host analyses (an analysis reports the position's
+        value, not the engine's wish to avoid a draw)."""
+        return 0 if self._options["UCI_AnalyseMode"] else self._options["Contempt"]
 
     def _deadline_loop(self, job: _Job) -> None:
         """Raise the stop flag at the hard limit; re-reads the deadline after ponderhit."""

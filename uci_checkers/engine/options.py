@@ -74,6 +74,7 @@ class OptionSpec:
 # which must not happen before `uci` is answered.
 _SEARCH_MAX_THREADS = 64
 MAX_HASH_MB = 4096           # the Hash option's maximum, also the tools' --hash limit
+MAX_CONTEMPT = 100           # search.alphabeta.MAX_CONTEMPT
 
 
 def build_option_specs() -> list[OptionSpec]:
@@ -89,6 +90,8 @@ def build_option_specs() -> list[OptionSpec]:
         OptionSpec("NoProgressPlies", "spin", 80, 0, 1000,
                    help="plies without a capture or man move that draw the game; 0 = rule off"),
         OptionSpec("UCI_AnalyseMode", "check", False, help="the host is analysing, not playing"),
+        OptionSpec("Contempt", "spin", 0, -MAX_CONTEMPT, MAX_CONTEMPT,
+                   help="centi-men a draw costs the engine in games (< 0: it seeks draws); 0 in analysis"),
         OptionSpec("EGDB Path", "string", "", help="endgame database directory (uci-checkers egdb build); "
                    "empty: the standard cache directory, used when present"),
         OptionSpec("EGDB Pieces", "spin", EGDB_MAX_PIECES, 0, EGDB_MAX_PIECES,

@@ -100,6 +100,7 @@ from .weights import KIND_NETWORK, EvalWeights, check_usable, default_weights
 
 MATE = 30000            # score of a side to move that has already lost is -MATE
 MATE_BOUND = MATE - 1000  # |score| above this is a forced win/loss, in plies from MATE
+MAX_CONTEMPT = 100        # |Contempt| at most one man (engine.options repeats it)
 INF = 32000
 
 MAX_PLY = 128
@@ -134,6 +135,7 @@ C_NOPROG = W_CTL + 5      # no-progress limit in plies (0 = off)
 C_ROOTIDX = W_CTL + 6     # index in the key stack of the root position
 C_MAXEXT = W_CTL + 7      # ply beyond which forced-move extensions stop
 C_TBHITS = W_CTL + 8      # endgame database probes that ended a node
+C_CONTEMPT = W_CTL + 9    # centi-men a draw by repetition or no progress costs the root's side (Contempt)
 
 # Depths inside the kernel are in fractions of a ply (after Cake's search), so that extensions and
 # reductions may be smaller than a ply; the tunable depths of uci_checkers.search.params are in these units.
@@ -260,6 +262,14 @@ def _repeats(ws, key, ply, qp):
                 earlier = True
             i += 2
     return False
+
+
+@kernel
+def _draw_score(ws, ply):
+    """A draw's score for the side to move at ``ply``: minus the contempt where the root's side is to
+    move (even plies), plus it where the opponent is; 0 when Contempt is 0."""
+    c = ws[C_CONTEMPT]
+    return -c if (ply & 1) == 0 else c
 
 
 @kernel
@@ -412,18 +422,18 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
         nnue.note_position(ws, W_NNPOS, ply, black, white, kings)
 
     if _repeats(ws, key, ply, qp):
-        return 0
+        return _draw_score(ws, ply)
     nprog = ws[C_NOPROG]
     if nprog > 0 and qp >= nprog:
         if _has_move(black, white, kings, stm):
-            return 0
+            return _draw_score(ws, ply)
         return -MATE + ply
     # --- endgame databases (uci_checkers.egdb): an exact score ends the search here
     if eg[1] != 0 and popcount(black | white) <= eg[1]:
         tbscore = egdb_score(eg, black, white, kings, stm, ply, qp, nprog, MATE)
         if tbscore != EGDB_NO_SCORE:
             ws[C_TBHITS] += 1
-            return tbscore
+            return tbscore if tbscore != 0 else _draw_score(ws, ply)
 
     # mate-distance pruning
     if alpha < -MATE + ply:
@@ -650,6 +660,7 @@ class SearchLimits:
     seed: int = 0                        # makes skill-level choices reproducible
     infinite: bool = False               # do not stop by itself (depth cap aside)
     no_progress_plies: Optional[int] = None  # no-progress draw limit (0 = off); None: the game's own
+    contempt: int = 0                    # centi-men a draw costs the side to move at the root (< 0: it gains)
 
 
 @dataclass
@@ -862,6 +873,7 @@ class Searcher:
         ws[W_PARAMS:W_PARAMS + sp.N_PARAMS] = self.params
         nprog = game.no_progress_plies if limits.no_progress_plies is None else limits.no_progress_plies
         ws[C_NOPROG] = max(0, int(nprog))
+        ws[C_CONTEMPT] = max(-MAX_CONTEMPT, min(MAX_CONTEMPT, int(limits.contempt)))
         # repetition keys: the game's positions since the last irreversible move, root last
         qp_root = game.quiet_plies
         keys = game.history_keys()[-(min(qp_root, HIST_KEYS - 1) + 1):]
@@ -954,7 +966,7 @@ class Searcher:
         for t, hws in enumerate(helper_ws, 1):
             hws[:] = 0
             hws[W_KEYS:W_KEYS + len(keys)] = keys
-            for c in (C_GEN, C_NOPROG, C_ROOTIDX):
+            for c in (C_GEN, C_NOPROG, C_ROOTIDX, C_CONTEMPT):
                 hws[c] = ws[c]
             hws[W_PARAMS:W_PARAMS + sp.N_PARAMS] = self.params
             hws[C_NODELIM] = 1 << 62
