@@ -107,9 +107,10 @@ def test_uci_lists_identity_and_every_option():
     assert out[-1] == "uciok"
     options = {line.split(" type ")[0][len("option name "):]: line for line in out if line.startswith("option ")}
     for name in ("Hash", "Clear Hash", "Ponder", "MultiPV", "Skill Level", "Seed", "Move Overhead",
-                 "NoProgressPlies", "UCI_AnalyseMode"):
+                 "NoProgressPlies", "UCI_AnalyseMode", "Contempt"):
         assert name in options, name
     assert options["NoProgressPlies"] == "option name NoProgressPlies type spin default 80 min 0 max 1000"
+    assert options["Contempt"] == "option name Contempt type spin default 0 min -100 max 100"
     assert options["Skill Level"] == "option name Skill Level type spin default 20 min 0 max 20"
     assert options["Clear Hash"] == "option name Clear Hash type button"
     assert options["Ponder"] == "option name Ponder type check default false"
@@ -373,6 +374,29 @@ def test_go_searchmoves_restricts_the_root(s):
     s.new()
     assert s.send("go searchmoves 11-15 depth 3") == []
     assert s.bestmove().split()[1] == "11-15"
+
+
+def test_contempt_scores_draws_in_games_not_in_analysis(s):
+    """Two kings against one, two plies before the no-progress draw: every line is a draw, scored minus
+    the contempt in a game and 0 while the host analyses."""
+    def score() -> str:
+        s.send("position fen B:WK1:BK20,K21")
+        s.send("go depth 8")
+        s.bestmove()
+        s.idle()
+        infos = [line for line in s.new() if line.startswith("info depth")]
+        return infos[-1].split(" score ")[1].split()[1]
+
+    s.send("setoption name NoProgressPlies value 2")
+    s.send("setoption name Contempt value 20")
+    assert score() == "-20"
+    s.send("setoption name UCI_AnalyseMode value true")
+    assert score() == "0"
+    s.send("setoption name UCI_AnalyseMode value false")
+    s.send("setoption name Contempt value -15")
+    assert score() == "15"
+    assert s.send("setoption name Contempt value 101") == [
+        "info string error: setoption: option Contempt value 101 is out of range -100..100"]
 
 
 def test_go_searchmoves_errors(s):

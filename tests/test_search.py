@@ -195,6 +195,32 @@ def test_the_third_occurrence_is_a_draw(searcher):
     assert free.score == 0 or free.best in into_repeat  # the draw is Black's best move
 
 
+@pytest.mark.parametrize("contempt", [10, -25])
+def test_contempt_scores_a_draw_against_the_roots_side(searcher, contempt):
+    """Contempt c: the forced draw (the lost side's repetition) scores -c for the side that searches, and
+    the search still takes it (every other move loses); 0 is the plain draw of the test above."""
+    game, into_repeat = _shuttled(8)
+    result, _ = run(searcher, game, depth=6, searchmoves=into_repeat, contempt=contempt)
+    assert result.score == -contempt
+    free, _ = run(searcher, game, depth=6, contempt=contempt)
+    assert free.best in into_repeat and free.score == -contempt
+
+
+def test_contempt_counts_for_the_no_progress_draw_and_both_sides_parity(searcher):
+    """The no-progress draw costs the root's side too, whichever side reaches it; ``_draw_score`` is
+    -c at the root's even plies and +c at the opponent's odd ones."""
+    from uci_checkers.search import alphabeta as AB
+    game = Game(Position.from_fen("B:WK1:BK20,K21"), no_progress_plies=80)
+    for nprog in (2, 3):                 # the draw met at an even ply (the root's side) and at an odd one
+        result, _ = run(searcher, game, depth=12, no_progress_plies=nprog, contempt=30)
+        assert result.score == -30, nprog
+    ws = np.zeros(AB.WS_SIZE, dtype=np.int64)
+    ws[AB.C_CONTEMPT] = 30
+    assert [int(AB._draw_score(ws, np.int64(p))) for p in range(4)] == [-30, 30, -30, 30]
+    won, _ = run(searcher, game, depth=12, contempt=30)      # a win is still a win
+    assert won.score > 100
+
+
 @pytest.mark.parametrize("earlier, ply, qp, draw", [
     ([2], 6, 6, True),             # met at ply 2 inside the search, again at ply 6: the side can repeat it
     ([0], 4, 4, True),             # the root itself, met again at ply 4
@@ -344,6 +370,10 @@ def test_threads_two_gives_legal_move_and_stops():
     assert time.perf_counter() - t0 < 3.0
     assert result.best in game.position.legal_moves()
     assert not [t for t in threading.enumerate() if t.name.startswith("search-helper")]
+    # a helper searches with the main thread's contempt (its draws go into the shared table)
+    from uci_checkers.search.alphabeta import C_CONTEMPT
+    s.search(game, SearchLimits(depth=4, contempt=12), lambda i: None, np.zeros(1, dtype=np.int64))
+    assert [int(h[C_CONTEMPT]) for h in s._helper_ws] == [12]
     # back to one thread: deterministic again
     s.set_threads(1)
     s.clear()
