@@ -135,7 +135,7 @@ C_NOPROG = W_CTL + 5      # no-progress limit in plies (0 = off)
 C_ROOTIDX = W_CTL + 6     # index in the key stack of the root position
 C_MAXEXT = W_CTL + 7      # ply beyond which forced-move extensions stop
 C_TBHITS = W_CTL + 8      # endgame database probes that ended a node
-C_CONTEMPT = W_CTL + 9    # centi-men a draw by repetition or no progress costs the root's side (Contempt)
+C_CONTEMPT = W_CTL + 9    # centi-men any draw (repetition, no progress, database) costs the root's side
 
 # Depths inside the kernel are in fractions of a ply (after Cake's search), so that extensions and
 # reductions may be smaller than a ply; the tunable depths of uci_checkers.search.params are in these units.
