@@ -406,8 +406,9 @@ def test_a_helper_that_completed_a_deeper_iteration_gives_the_move(helper_depth,
         assert result.depth == 4 and infos[-1].depth == 4 and result.best == infos[-1].pv[0]
 
 
-def test_engine_threads_limit_matches_the_search():
+def test_engine_limits_match_the_search():
     from uci_checkers.engine import options
     from uci_checkers.search import alphabeta as search
 
     assert options._SEARCH_MAX_THREADS == search.MAX_THREADS
+    assert options.MAX_CONTEMPT == search.MAX_CONTEMPT
