@@ -357,6 +357,22 @@ def test_search_probes_interior_nodes_and_scores_exact_mates(table3):
     assert probe_position(table3, after.black, after.white, after.kings, after.turn) == code - 1
 
 
+@pytest.mark.parametrize("multipv", [1, 2])
+def test_a_database_draw_costs_the_contempt(table3, multipv):
+    """A king against a king in its double corner: every move leads into a database draw.  With Contempt 25
+    it scores -25 for the side that searches, through the root shortcut (MultiPV 1) and through the search's
+    own probes (MultiPV 2)."""
+    pos = Position.from_fen("B:WK32:BK1")
+    searcher = Searcher(4)
+    searcher.set_egdb(table3)
+    for contempt in (0, 25):
+        infos = []
+        result = searcher.search(Game(pos), SearchLimits(depth=4, multipv=multipv, contempt=contempt),
+                                 infos.append, np.zeros(1, dtype=np.int64))
+        assert result.score == -contempt and infos[-1].score == -contempt
+        assert infos[-1].tbhits > 0
+
+
 def _protocol_session():
     lines: list[str] = []
     proto = Protocol(write=lines.append, engine=Engine())
