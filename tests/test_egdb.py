@@ -360,8 +360,8 @@ def test_search_probes_interior_nodes_and_scores_exact_mates(table3):
 @pytest.mark.parametrize("multipv", [1, 2])
 def test_a_database_draw_costs_the_contempt(table3, multipv):
     """A king against a king in its double corner: every move leads into a database draw.  With Contempt 25
-    it scores -25 for the side that searches, through the root shortcut (MultiPV 1) and through the search's
-    own probes (MultiPV 2)."""
+    the search's probes score it -25 for the side that searches, with MultiPV 1 and 2 (the root shortcut of
+    ``egdb.probe.root_choice`` declines a root whose moves draw, so the search scores those)."""
     pos = Position.from_fen("B:WK32:BK1")
     searcher = Searcher(4)
     searcher.set_egdb(table3)

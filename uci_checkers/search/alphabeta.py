@@ -958,8 +958,6 @@ class Searcher:
             known = egdb_root_choice(eg, [c[1:4] + (c[5],) for c in children], stm, int(ws[C_NOPROG]), MATE)
             if known is not None:
                 best_i, best_score = known
-                if best_score == 0:
-                    best_score = -int(ws[C_CONTEMPT])     # a draw, scored as the search scores one
                 ws[C_TBHITS] = len(children)
                 report(1, 1, best_i, best_score, [legal[best_i].word], None)
                 return SearchResult(legal[best_i], None, int(best_score), 1, 0, infos, 1, elapsed_ms(),
