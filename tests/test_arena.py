@@ -20,6 +20,7 @@ from uci_checkers.arena.backends import LocalBackend
 from uci_checkers.arena.engine import EngineConfig, Limits, Timeouts, parse_tc, EngineConfigError
 from uci_checkers.arena.openings import Opening, START_FEN, ballots, load, ordered
 from uci_checkers.arena.runner import Match, MatchError, schedule
+from uci_checkers.learn.elevenman import read_deck
 from uci_checkers.rules.pdn import PdnGame, read_pdn_file
 from uci_checkers.rules.position import Game, GameStatus, Position
 
@@ -88,6 +89,16 @@ def test_ballots_are_the_156_deck_openings_and_all_legal():
     assert len(load("ballots3")) == 156     # load() replays every one with the rules core
     a, b = ordered(book, 5), ordered(book, 5)
     assert a == b and a != book and sorted(a, key=book.index) == book
+
+
+def test_eleven_man_book_is_the_package_deck_all_legal():
+    book = load("elevenman")                 # load() replays every one with the rules core
+    deck = read_deck()
+    assert len(book) == len(deck) == 397
+    assert [op.fen for op in book] == [Position.from_fen(f).fen() for f in deck]
+    assert book[0].label == "eleven-man 1" and book[-1].label == "eleven-man 397"
+    assert all(op.moves == () and not op.from_start for op in book)
+    assert all(sum(1 for s in range(1, 33) if op.start_position().piece_at(s)) == 22 for op in book)
 
 
 def test_opening_files_fen_moves_and_pdn(tmp_path):

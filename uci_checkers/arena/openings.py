@@ -1,4 +1,5 @@
-"""Opening books for matches: the ACF three-move ballots (package data), PDN files, FEN/move lists.
+"""Opening books for matches: the ACF three-move ballots and the eleven-man starts (package data), PDN
+files, FEN/move lists.
 
 An :class:`Opening` is a start position plus moves already played from it; both
 are checked with the rules core when loaded, so a broken book fails at once and
@@ -17,6 +18,7 @@ from ..rules.position import Game, Position
 from ..util.packagedata import data_path
 
 BALLOTS = "ballots3"
+ELEVEN_MAN = "elevenman"       # the package's 397 eleven-man starts (uci_checkers.learn.elevenman made them)
 START_FEN = Position.start().fen()
 
 
@@ -62,18 +64,32 @@ def ballots(include_barred: bool = False) -> list[Opening]:
     return out
 
 
+def eleven_man() -> list[Opening]:
+    """The package's eleven-man starts (``data/elevenman.txt``), labelled by their number in the deck.
+
+    More openings than the ballots for matches at fixed nodes, whose games repeat exactly: the ballots
+    give 312 different games, the two decks together 1,106."""
+    text = data_path("elevenman.txt").read_text(encoding="utf-8")
+    fens = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    return [Opening(f"eleven-man {n}", Position.from_fen(fen).fen()) for n, fen in enumerate(fens, 1)]
+
+
 def load(spec: Optional[str]) -> list[Opening]:
-    """Openings named by ``--openings``: ``ballots3`` (default), a ``.pdn`` file, or a text file.
+    """Openings named by ``--openings``: ``ballots3`` (default), ``elevenman``, a ``.pdn`` file, or a
+    text file.
 
     A text file holds one opening a line: a FEN (optionally followed by ``moves ...``)
     or a move sequence from the start position; ``#`` starts a comment line.
     """
     if not spec or spec == BALLOTS:
         openings = ballots()
+    elif spec == ELEVEN_MAN:
+        openings = eleven_man()
     else:
         path = Path(spec)
         if not path.is_file():
-            raise OpeningError(f"opening book {spec!r} not found (use 'ballots3', a .pdn file or a FEN file)")
+            raise OpeningError(f"opening book {spec!r} not found (use 'ballots3', 'elevenman', a .pdn file or a "
+                               "FEN file)")
         try:
             text = decode_pdn_bytes(path.read_bytes())
         except OSError as exc:
