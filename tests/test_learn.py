@@ -272,3 +272,27 @@ def test_selfplay_interrupt_keeps_shards_and_leaves_no_worker(tmp_path):
     for shard in tmp_path.glob("shard-*.npz"):
         with np.load(shard) as z:
             assert len(z["black"]) > 0
+
+
+def test_train_net_oversamples_the_early_middle_game_rows_only():
+    """``train-net --oversample K``: the rows of positions with enough pieces, K - 1 more times, in order
+    (the network trainer itself needs PyTorch; this part is numpy)."""
+    from uci_checkers.learn import train_net
+    from uci_checkers.learn.dataset import PositionSet
+    start = Position.start()
+    after = start.play(start.parse_move("11-15"))
+    after = after.play(after.parse_move("23-19"))
+    ending = Position.from_fen("B:W18,K27:B5,9")
+    positions = [ending, start, ending, after, ending]
+    n = len(positions)
+    data = PositionSet(*(np.array([getattr(p, a) for p in positions], dtype=np.int64)
+                         for a in ("black", "white", "kings", "turn")),
+                       np.ones(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.arange(n, dtype=np.int64), [])
+    assert list(train_net.piece_counts(data)) == [4, 24, 4, 24, 4]
+    assert list(train_net.oversampled_rows(data, 13, 3)) == [1, 3, 1, 3]
+    assert list(train_net.oversampled_rows(data, 4, 2)) == [0, 1, 2, 3, 4]
+    assert list(train_net.oversampled_rows(data, 13, 1)) == []      # the default: no oversampling
+    assert list(train_net.buckets(data)) == [0, 3, 0, 3, 0]
+    with pytest.raises(SystemExit) as exc:                            # a usage error, before any work
+        train_net.main(["--data", "x", "--out", "y", "--oversample", "0"])
+    assert exc.value.code == 2
