@@ -69,6 +69,7 @@ def eleven_man() -> list[Opening]:
 
     More openings than the ballots for matches at fixed nodes, whose games repeat exactly: the ballots
     give 312 different games, the two decks together 1,106."""
+    # read here, not through learn.elevenman.read_deck: learn imports arena, never the other way round
     text = data_path("elevenman.txt").read_text(encoding="utf-8")
     fens = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
     return [Opening(f"eleven-man {n}", Position.from_fen(fen).fen()) for n, fen in enumerate(fens, 1)]
