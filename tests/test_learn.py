@@ -278,7 +278,7 @@ def test_train_net_oversamples_the_early_middle_game_rows_only():
     """``train-net --oversample K``: the rows of positions with enough pieces, K - 1 more times, in order
     (the network trainer itself needs PyTorch; this part is numpy)."""
     from uci_checkers.learn import train_net
-    from uci_checkers.learn.dataset import PositionSet
+    from uci_checkers.learn.dataset import PositionSet, piece_counts
     start = Position.start()
     after = start.play(start.parse_move("11-15"))
     after = after.play(after.parse_move("23-19"))
@@ -288,7 +288,7 @@ def test_train_net_oversamples_the_early_middle_game_rows_only():
     data = PositionSet(*(np.array([getattr(p, a) for p in positions], dtype=np.int64)
                          for a in ("black", "white", "kings", "turn")),
                        np.ones(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.arange(n, dtype=np.int64), [])
-    assert list(train_net.piece_counts(data)) == [4, 24, 4, 24, 4]
+    assert list(piece_counts(data.black, data.white)) == [4, 24, 4, 24, 4]
     assert list(train_net.oversampled_rows(data, 13, 3)) == [1, 3, 1, 3]
     assert list(train_net.oversampled_rows(data, 4, 2)) == [0, 1, 2, 3, 4]
     assert list(train_net.oversampled_rows(data, 13, 1)) == []      # the default: no oversampling

@@ -69,10 +69,8 @@ def eleven_man() -> list[Opening]:
 
     More openings than the ballots for matches at fixed nodes, whose games repeat exactly: the ballots
     give 312 different games, the two decks together 1,106."""
-    # read here, not through learn.elevenman.read_deck: learn imports arena, never the other way round
-    text = data_path("elevenman.txt").read_text(encoding="utf-8")
-    fens = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
-    return [Opening(f"eleven-man {n}", Position.from_fen(fen).fen()) for n, fen in enumerate(fens, 1)]
+    deck = _from_lines(data_path("elevenman.txt").read_text(encoding="utf-8"), "elevenman.txt")
+    return [Opening(f"eleven-man {n}", op.fen, op.moves) for n, op in enumerate(deck, 1)]
 
 
 def load(spec: Optional[str]) -> list[Opening]:

@@ -50,6 +50,11 @@ class PositionSet:
         return h.hexdigest()
 
 
+def piece_counts(black: np.ndarray, white: np.ndarray) -> np.ndarray:
+    """The number of pieces on the board in every position (bitboard arrays)."""
+    return np.bitwise_count((black | white).astype(np.uint64)).astype(np.int64)
+
+
 def read_shard(path: Path, columns: tuple[str, ...]) -> tuple[dict[str, np.ndarray], str]:
     """The named int64 columns of one shard file, and ``meta`` (bytes, empty when absent) if asked for, with
     the file's SHA-256 (recorded with what is made from it as the data's identity); ``DataError`` when it is

@@ -40,7 +40,7 @@ from ..util.commandline import ToolParser
 from ..util.interrupts import raise_if_interrupted
 from ..util.progress import Progress
 from ..util.workpool import check_parent, enter_worker, run_in_processes
-from .dataset import DataError, load_shards
+from .dataset import DataError, load_shards, piece_counts
 from .selfplay import (RESULT_DRAW, RESULT_LOSS, RESULT_WIN, SCORE_CLAMP, clamp_score, engine_identity,
                        weights_argument)
 
@@ -58,10 +58,6 @@ class RelabelConfig:
     egdb_dir: str = ""           # "" = the engine's default database directory
     egdb_pieces: int = 8         # load slices up to this many pieces (as far as they exist)
     weights: str = ""            # evaluation weights file ("": the shipped one)
-
-
-def piece_counts(black: np.ndarray, white: np.ndarray) -> np.ndarray:
-    return np.bitwise_count((black | white).astype(np.uint64)).astype(np.int64)
 
 
 def choose_positions(inputs: list[Path], lo: int, hi: int, count: int, seed: int

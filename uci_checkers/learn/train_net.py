@@ -37,7 +37,7 @@ from ..search import nnue as N
 from ..search.layouts import DEFAULT_NAME
 from ..util.exitcodes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from ..util.commandline import ToolParser
-from .dataset import DataError, PositionSet, load_pdn_positions, load_shards
+from .dataset import DataError, PositionSet, load_pdn_positions, load_shards, piece_counts
 from .metrics import log_loss
 from .train import source_scales, split_by_game, targets
 
@@ -77,15 +77,9 @@ def white_permutation() -> np.ndarray:
     return perm
 
 
-def piece_counts(data: PositionSet) -> np.ndarray:
-    """The number of pieces on the board in every position."""
-    occ = np.ascontiguousarray(data.black | data.white, dtype="<i8")
-    return np.unpackbits(occ.view(np.uint8)).reshape(-1, 64).sum(axis=1).astype(np.int64)
-
-
 def buckets(data: PositionSet) -> np.ndarray:
     """``nnue.bucket_of`` of every position."""
-    return np.clip((piece_counts(data) - 1) // 6, 0, N.N_BUCKETS - 1)
+    return np.clip((piece_counts(data.black, data.white) - 1) // 6, 0, N.N_BUCKETS - 1)
 
 
 def oversampled_rows(data: PositionSet, from_pieces: int, copies: int) -> np.ndarray:
@@ -97,7 +91,7 @@ def oversampled_rows(data: PositionSet, from_pieces: int, copies: int) -> np.nda
     on endings (README, "How far it has come")."""
     if copies <= 1:
         return np.zeros(0, dtype=np.int64)
-    rows = np.flatnonzero(piece_counts(data) >= from_pieces).astype(np.int64)
+    rows = np.flatnonzero(piece_counts(data.black, data.white) >= from_pieces).astype(np.int64)
     return np.tile(rows, copies - 1)
 
 
@@ -189,6 +183,8 @@ class _Tensors:
 
     def append_rows(self, torch, rows: np.ndarray) -> None:
         """Append copies of the given rows (a training set's oversampled positions)."""
+        if len(rows) == 0:            # torch.cat would copy every tensor for nothing
+            return
         r = torch.from_numpy(rows)
         self.xs = torch.cat([self.xs, self.xs[r]])
         self.xo = torch.cat([self.xo, self.xo[r]])
