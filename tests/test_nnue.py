@@ -314,6 +314,10 @@ def quiet_leaf_roots(n: int, seed: int = 12, max_plies: int = 40):
             yield pos, children
 
 
+# a leaf just below alpha would try its sacrifices (SearchParams QsShot): these tests want plain leaves
+NO_LEAF_SHOTS = {"QsShot": 0}
+
+
 def best_network_reply(children, net, acc) -> int:
     """The depth-1 score of the root: the best of minus the children's static network scores."""
     return max(-int(N.evaluate_position(c.black, c.white, c.kings, c.turn, net, acc)) for c in children)
@@ -327,7 +331,9 @@ def test_depth_one_search_scores_are_the_static_network_scores(tmp_path):
     acc = N.new_accumulators()
     checked = 0
     for pos, children in quiet_leaf_roots(80):
-        res = Searcher(1, weights).search(Game(pos), SearchLimits(depth=1), None, np.zeros(1, dtype=np.int64))
+        searcher = Searcher(1, weights)
+        searcher.set_params(NO_LEAF_SHOTS)
+        res = searcher.search(Game(pos), SearchLimits(depth=1), None, np.zeros(1, dtype=np.int64))
         assert res.score == best_network_reply(children, net, acc), pos.fen()
         checked += 1
     assert checked >= 10
@@ -385,6 +391,7 @@ def test_new_weights_forget_the_cached_static_scores(tmp_path):
     net = N.kernel_net(weights.table)
     acc = N.new_accumulators()
     searcher = Searcher(1, W.pattern_weights())
+    searcher.set_params(NO_LEAF_SHOTS)
     checked = 0
     for pos, children in quiet_leaf_roots(40):
         searcher.set_weights(W.pattern_weights())

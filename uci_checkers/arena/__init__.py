@@ -34,7 +34,7 @@ Engines (``--engine KEY=VALUE ...``, repeat per engine; ``--each`` applies to al
 Fewer than two ``--engine``: the package's own engine fills the missing sides.
 
 Openings: ``ballots3`` (default: the 156 ACF three-move ballots of the
-tournament deck, shipped as package data), ``elevenman`` (the package's 397
+tournament deck, shipped as package data), ``elevenman`` (the package's 479
 eleven-man starts: more distinct games for matches at fixed nodes, which repeat
 exactly), a ``.pdn`` file (each game's FEN and moves) or a text file with one
 FEN (optionally ``FEN moves m1 m2``) or one move sequence from the start per
@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--games", type=int, metavar="N",
                    help="games per engine pair (default: 2 per opening)")
     o.add_argument("--openings", default="ballots3", metavar="BOOK",
-                   help="ballots3 (default), elevenman (the package's 397 eleven-man starts), "
+                   help="ballots3 (default), elevenman (the package's 479 eleven-man starts), "
                         "FILE.pdn, or a FEN / move-list file")
     o.add_argument("--seed", type=int, default=1, help="seed of the opening order (default 1)")
     o.add_argument("--book-order", action="store_true", help="play the openings in book order")

@@ -18,7 +18,7 @@ from ..rules.position import Game, Position
 from ..util.packagedata import data_path
 
 BALLOTS = "ballots3"
-ELEVEN_MAN = "elevenman"       # the package's 397 eleven-man starts (uci_checkers.learn.elevenman made them)
+ELEVEN_MAN = "elevenman"       # the package's 479 eleven-man starts (uci_checkers.learn.elevenman made them)
 START_FEN = Position.start().fen()
 
 
@@ -68,7 +68,7 @@ def eleven_man() -> list[Opening]:
     """The package's eleven-man starts (``data/elevenman.txt``), labelled by their number in the deck.
 
     More openings than the ballots for matches at fixed nodes, whose games repeat exactly: the ballots
-    give 312 different games, the two decks together 1,106."""
+    give 312 different games, the two decks together 1,270."""
     deck = _from_lines(data_path("elevenman.txt").read_text(encoding="utf-8"), "elevenman.txt")
     return [Opening(f"eleven-man {n}", op.fen, op.moves) for n, op in enumerate(deck, 1)]
 

@@ -19,7 +19,7 @@ which the package makes itself by this rule (``seed`` 1 gives the shipped
 The searches are fixed-depth from cleared tables with the package's pattern tables
 (w5, ``eval-w5.weights``: fast, and the deck stays put when the default network
 changes), so the deck depends only on the seed, the search and those weights.  ``python -m
-uci_checkers.learn.elevenman`` writes it (1,152 lines of play, 397 starts kept;
+uci_checkers.learn.elevenman`` writes it (1,152 lines of play, 479 starts kept;
 23 s of CPU); ``tests/test_elevenman.py`` makes the starts of the first four
 removals again and compares them with the file's first lines, and compares the
 header, which records the weights that made it: when the search or the weights

@@ -12,6 +12,12 @@ less than a ply; the driver speaks whole plies, :func:`search_child` converts):
   ever sees quiet positions;
 * a position with a single legal move is searched without spending depth
   (single-reply extension; capture chains are mostly single replies);
+* shots at quiet leaves (the idea of Cake's quiescence search): a quiet leaf
+  (no capture for either side) whose static score lies just below alpha
+  (``QsShotMargin``) tries the moves that give the opponent a capture, through
+  the captures that follow, and otherwise stands on its static score: a shot
+  (give a man, take more back) is what a static score cannot see (``QsShot``;
+  measured: see README, "How far it has come");
 * transposition table (:mod:`uci_checkers.search.tt`) with mate scores stored
   relative to the node;
 * internal iterative deepening: a principal-variation node that has no table
@@ -121,7 +127,9 @@ W_PVLEN = W_PV + MAX_PLY * MAX_PLY
 W_TRUNC = W_PVLEN + MAX_PLY   # per ply: the plies the path down to this node has cut by truncation (see _ab)
 W_CTL = W_TRUNC + MAX_PLY
 W_PARAMS = W_CTL + 16     # the tunable constants (uci_checkers.search.params), copied in at each search
-W_NNPOS = W_PARAMS + 32   # the network's per-ply positions (uci_checkers.search.nnue owns this region)
+PARAM_WORDS = 32
+assert sp.N_PARAMS <= PARAM_WORDS, "the tunables outgrew their workspace region"
+W_NNPOS = W_PARAMS + PARAM_WORDS   # the network's per-ply positions (uci_checkers.search.nnue owns this region)
 W_ECACHE = W_NNPOS + nnue.POS_REGION   # the static-score cache (see _static)
 ECACHE_SIZE = 1 << 16     # entries (one word each: 512 KiB per thread, within a core's L2 cache)
 WS_SIZE = W_ECACHE + ECACHE_SIZE
@@ -166,6 +174,8 @@ _P_IID_DEPTH = _P + sp.P_IID_DEPTH
 _P_IID_REDUCTION = _P + sp.P_IID_REDUCTION
 _P_QS_THREAT = _P + sp.P_QS_THREAT
 _P_HIST_BONUS_CAP = _P + sp.P_HIST_BONUS_CAP
+_P_QS_SHOT = _P + sp.P_QS_SHOT
+_P_QS_SHOT_MARGIN = _P + sp.P_QS_SHOT_MARGIN
 
 _SQ = SQUARES
 _BCROWN = BLACK_CROWN
@@ -445,16 +455,26 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
 
     capt = mg.has_capture(black, white, kings, stm)
     threat = False
+    shot = False         # a quiet leaf that tries only its sacrifices, standing on its static score
+    stand = -INF
     if depth <= 0 and not capt:
-        if depth <= -ws[_P_QS_THREAT] or not mg.has_capture(black, white, kings, 1 - stm):
-            return _static(black, white, kings, stm, key, ply, ws, ev, nn)
-        # the opponent threatens a capture: the static score would miss it, look one move further
-        threat = True
+        if depth > -ws[_P_QS_THREAT] and mg.has_capture(black, white, kings, 1 - stm):
+            # the opponent threatens a capture: the static score would miss it, look one move further
+            threat = True
+        else:
+            stand = _static(black, white, kings, stm, key, ply, ws, ev, nn)
+            # a side just below alpha may have a shot (give a man, take more back): the static score cannot
+            # see it, so its sacrifices are searched through the captures that follow
+            if (ply >= MAX_PLY - 2 or depth <= -ws[_P_QS_SHOT] or stand > alpha
+                    or stand <= alpha - ws[_P_QS_SHOT_MARGIN]):
+                return stand
+            shot = True
     if ply >= MAX_PLY - 2:
         return _static(black, white, kings, stm, key, ply, ws, ev, nn)
 
     pv_node = beta - alpha > 1
-    quiet_window = not pv_node and not capt and not threat and beta < MATE_BOUND and beta > -MATE_BOUND
+    quiet_window = (not pv_node and not capt and not threat and not shot and beta < MATE_BOUND
+                    and beta > -MATE_BOUND)
     se = 0
     if quiet_window:
         # read by reverse futility (depth <= RfpDepth) and truncation (depth >= TruncMinDepth): the two
@@ -515,7 +535,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
         return -MATE + ply
 
     # single reply: do not spend depth on a forced move (bounded by ply)
-    if threat:
+    if threat or shot:
         new_depth = depth - ONE_PLY
     elif n == 1 and ply < ws[C_MAXEXT]:
         new_depth = depth
@@ -528,7 +548,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
     if n > 1:
         _score_moves(ws, start, n, tmove, capt, kings, k1, k2, hbase)
 
-    best = -INF
+    best = stand         # -INF, but a shot node may stay quiet: then it is worth its static score
     best_move = np.int64(0)
     best_i = 0
     orig_alpha = alpha
@@ -537,6 +557,8 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
     for i in range(n):
         mv = _pick_move(ws, start, i, n) if n > 1 else ws[start]
         b2, w2, k2b = mg.make_move(black, white, kings, stm, mv)
+        if shot and not mg.has_capture(b2, w2, k2b, 1 - stm):
+            continue             # not a sacrifice
         key2 = key ^ mg.hash_delta(black, white, kings, stm, mv)
         # the child probes the table only after its static score: start the load of its bucket now, and of
         # its static-score cache slot (a leaf reads it first thing; half a MiB per thread is beyond L1)

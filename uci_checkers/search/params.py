@@ -56,6 +56,10 @@ TUNABLES: tuple[Tunable, ...] = (
     Tunable("IidDepth", 20, 0, 60, 3.0, "internal iterative deepening at PV nodes from this depth (quarter plies; 0 = off)"),
     Tunable("IidReduction", 8, 4, 24, 2.0, "internal iterative deepening: this much shallower first (quarter plies)"),
     Tunable("QsThreat", 4, 0, 16, 1.0, "quiescence: a threatened capture extends down to this depth below 0 (quarter plies)"),
+    Tunable("QsShot", 4, 0, 16, 1.0, "quiescence: a quiet leaf just below alpha tries its sacrifices, down to this depth "
+            "below 0 (quarter plies; 0 = off)"),
+    Tunable("QsShotMargin", 150, 0, 600, 15.0, "quiescence: ... when its static score is at most this far below alpha "
+            "(centi-men)"),
     Tunable("HistBonusCap", 196, 0, 2000, 25.0, "history bonus of a best move: 8 * min(depth * (depth - 1), this)"),
     Tunable("AspWindow", 30, 5, 300, 5.0, "aspiration window half-width around the previous score (centi-men)"),
     Tunable("AspGrowth", 3, 2, 8, 0.5, "aspiration: a failed window widens by this factor"),
@@ -66,8 +70,8 @@ BY_NAME: dict[str, int] = {t.name.lower(): i for i, t in enumerate(TUNABLES)}
 # word indices (the kernels read ws[W_PARAMS + P_...]; numba folds the module's ints into constants)
 (P_RFP_DEPTH, P_RFP_MARGIN, P_LMR_MIN_I, P_LMR_R1, P_LMR_I2, P_LMR_D2, P_LMR_R2, P_VERIFY_MIN_DEPTH,
  P_VERIFY_MARGIN, P_VERIFY_REDUCTION, P_TRUNC_MIN_DEPTH, P_TRUNC_UNIT, P_TRUNC_STEP, P_TRUNC_MAX,
- P_TRUNC_NEAR, P_IID_DEPTH, P_IID_REDUCTION, P_QS_THREAT, P_HIST_BONUS_CAP, P_ASP_WINDOW,
- P_ASP_GROWTH) = range(N_PARAMS)
+ P_TRUNC_NEAR, P_IID_DEPTH, P_IID_REDUCTION, P_QS_THREAT, P_QS_SHOT, P_QS_SHOT_MARGIN, P_HIST_BONUS_CAP,
+ P_ASP_WINDOW, P_ASP_GROWTH) = range(N_PARAMS)
 
 
 def pack(values: Mapping[str, int] | None = None) -> np.ndarray:

@@ -1,0 +1,52 @@
+"""The search's quiet leaves: a side just below alpha tries its sacrifices (``QsShot``)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from uci_checkers.rules import movegen as mg
+from uci_checkers.rules.position import Position
+from uci_checkers.search import alphabeta as ab
+from uci_checkers.search import params as sp
+from uci_checkers.search import tt as ttm
+
+
+@pytest.fixture(scope="module")
+def searcher() -> ab.Searcher:
+    return ab.Searcher(1)
+
+
+def leaf_value(searcher: ab.Searcher, pos: Position, alpha: int, **params: int) -> int:
+    """The kernel's value of ``pos`` searched at depth 0 with the null window (alpha, alpha + 1), from an
+    empty table and workspace."""
+    ws = np.zeros(ab.WS_SIZE, dtype=np.int64)
+    ws[ab.W_PARAMS:ab.W_PARAMS + sp.N_PARAMS] = sp.pack(params)
+    ws[ab.C_NODELIM] = 1 << 62
+    ws[ab.C_MAXEXT] = 40
+    return int(ab.search_child(pos.black, pos.white, pos.kings, pos.turn, pos.zobrist(), 0, alpha, alpha + 1, 0,
+                               ws, ttm.new_table(1), searcher.egdb, np.zeros(1, dtype=np.int64),
+                               searcher.ev, searcher.nn))
+
+
+def quiet_leaf(fen: str) -> Position:
+    pos = Position.from_fen(fen)
+    assert not mg.has_capture(pos.black, pos.white, pos.kings, pos.turn)
+    assert not mg.has_capture(pos.black, pos.white, pos.kings, 1 - pos.turn)
+    return pos
+
+
+# White to move: 23-19 gives a man (16x23), and 26x19x10x1 takes three back and crowns
+SHOT = "W:W23,24,25,26,28,29,30,31:B2,3,4,5,6,7,12,15,16,21"
+
+
+def test_a_side_just_below_alpha_finds_its_shot(searcher):
+    pos = quiet_leaf(SHOT)
+    stand = leaf_value(searcher, pos, 0, QsShot=0)
+    alpha = stand + 30
+    assert leaf_value(searcher, pos, alpha, QsShot=0) == stand           # off: the static score
+    shot = leaf_value(searcher, pos, alpha, QsShot=4)
+    assert shot > alpha + 100                                             # a man and more
+    # only within the margin: far below alpha the static score stands
+    assert leaf_value(searcher, pos, stand + 200, QsShot=4, QsShotMargin=150) == stand
+    # above alpha there is nothing to look for
+    assert leaf_value(searcher, pos, stand - 30, QsShot=4) == stand
