@@ -39,7 +39,8 @@ eleven-man starts: more distinct games for matches at fixed nodes, which repeat
 exactly), a ``.pdn`` file (each game's FEN and moves) or a text file with one
 FEN (optionally ``FEN moves m1 m2``) or one move sequence from the start per
 line.  Each opening is played twice with colours reversed (an opening pair); the
-book is shuffled with ``--seed`` (default 1) unless ``--book-order``.  ``--games`` is per engine pair (default: two per opening).
+book is shuffled with ``--seed`` (default 1) unless ``--book-order``.  ``--games``
+is per engine pair (default: two per opening).
 
 Termination reasons (PDN ``Termination``): ``no legal moves``, ``threefold
 repetition``, ``no progress``, ``ply cap``, ``time forfeit``, ``illegal move``

@@ -465,8 +465,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
             stand = _static(black, white, kings, stm, key, ply, ws, ev, nn)
             # a side just below alpha may have a shot (give a man, take more back): the static score cannot
             # see it, so its sacrifices are searched through the captures that follow
-            if (ply >= MAX_PLY - 2 or depth <= -ws[_P_QS_SHOT] or stand > alpha
-                    or stand <= alpha - ws[_P_QS_SHOT_MARGIN]):
+            if depth <= -ws[_P_QS_SHOT] or stand > alpha or stand <= alpha - ws[_P_QS_SHOT_MARGIN]:
                 return stand
             shot = True
     if ply >= MAX_PLY - 2:
