@@ -1,4 +1,5 @@
-"""The search's quiet leaves: a side just below alpha tries its sacrifices (``QsShot``)."""
+"""The search's quiet leaves: a side just below alpha tries its sacrifices (``QsShot``); a side without a move
+has lost."""
 from __future__ import annotations
 
 import numpy as np
@@ -50,3 +51,12 @@ def test_a_side_just_below_alpha_finds_its_shot(searcher):
     assert leaf_value(searcher, pos, stand + 200, QsShot=4, QsShotMargin=150) == stand
     # above alpha there is nothing to look for
     assert leaf_value(searcher, pos, stand - 30, QsShot=4) == stand
+
+
+def test_a_quiet_leaf_whose_side_cannot_move_is_lost(searcher):
+    # Black's man on 5 is shut in by White's men on 9 and 14: no step, no capture, so Black has lost; a static
+    # score would call it a man down and playable
+    pos = quiet_leaf("B:W9,14:B5")
+    assert mg.count_quiet(pos.black, pos.white, pos.kings, pos.turn) == 0
+    assert leaf_value(searcher, pos, 0) <= -ab.MATE_BOUND
+    assert leaf_value(searcher, pos, -ab.MATE_BOUND) == -ab.MATE + 1     # lost at the node's ply (1)

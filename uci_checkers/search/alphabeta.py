@@ -9,7 +9,8 @@ less than a ply; the driver speaks whole plies, :func:`search_child` converts):
 
 * a position whose side to move has a capture is never a leaf: at depth <= 0
   the search goes on through the (forced) captures, so the evaluation only
-  ever sees quiet positions;
+  ever sees quiet positions, and never one whose side to move has no step
+  either (that side has lost: a static score would miss it);
 * a position with a single legal move is searched without spending depth
   (single-reply extension; capture chains are mostly single replies);
 * shots at quiet leaves (the idea of Cake's quiescence search): a quiet leaf
@@ -462,6 +463,8 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
             # the opponent threatens a capture: the static score would miss it, look one move further
             threat = True
         else:
+            if mg.count_quiet(black, white, kings, stm) == 0:
+                return -MATE + ply       # no capture and no step: the side to move has lost (no static score)
             stand = _static(black, white, kings, stm, key, ply, ws, ev, nn)
             # a side just below alpha may have a shot (give a man, take more back): the static score cannot
             # see it, so its sacrifices are searched through the captures that follow
