@@ -17,16 +17,21 @@ def searcher() -> ab.Searcher:
     return ab.Searcher(1)
 
 
-def leaf_value(searcher: ab.Searcher, pos: Position, alpha: int, **params: int) -> int:
-    """The kernel's value of ``pos`` searched at depth 0 with the null window (alpha, alpha + 1), from an
+def node_value(searcher: ab.Searcher, pos: Position, plies: int, alpha: int, **params: int) -> int:
+    """The kernel's value of ``pos`` searched ``plies`` deep with the null window (alpha, alpha + 1), from an
     empty table and workspace."""
     ws = np.zeros(ab.WS_SIZE, dtype=np.int64)
     ws[ab.W_PARAMS:ab.W_PARAMS + sp.N_PARAMS] = sp.pack(params)
     ws[ab.C_NODELIM] = 1 << 62
     ws[ab.C_MAXEXT] = 40
-    return int(ab.search_child(pos.black, pos.white, pos.kings, pos.turn, pos.zobrist(), 0, alpha, alpha + 1, 0,
+    return int(ab.search_child(pos.black, pos.white, pos.kings, pos.turn, pos.zobrist(), plies, alpha, alpha + 1, 0,
                                ws, ttm.new_table(1), searcher.egdb, np.zeros(1, dtype=np.int64),
                                searcher.ev, searcher.nn))
+
+
+def leaf_value(searcher: ab.Searcher, pos: Position, alpha: int, **params: int) -> int:
+    """:func:`node_value` at depth 0: a leaf."""
+    return node_value(searcher, pos, 0, alpha, **params)
 
 
 def quiet_leaf(fen: str) -> Position:
@@ -60,3 +65,12 @@ def test_a_quiet_leaf_whose_side_cannot_move_is_lost(searcher):
     assert mg.count_quiet(pos.black, pos.white, pos.kings, pos.turn) == 0
     assert leaf_value(searcher, pos, 0) <= -ab.MATE_BOUND
     assert leaf_value(searcher, pos, -ab.MATE_BOUND) == -ab.MATE + 1     # lost at the node's ply (1)
+
+
+def test_a_shut_in_side_ahead_on_material_has_lost_at_any_depth(searcher):
+    # Black's eight men on 21-28 cannot step or jump (White's men on 29-32 and their own men stand in the way):
+    # Black has lost though eight men against five; reverse futility (depth 1-3) must not return that material
+    pos = quiet_leaf("B:W5,29,30,31,32:B21,22,23,24,25,26,27,28")
+    assert mg.count_quiet(pos.black, pos.white, pos.kings, pos.turn) == 0
+    for plies in (0, 1, 2, 3, 6):
+        assert node_value(searcher, pos, plies, -100) == -ab.MATE + 1

@@ -9,8 +9,9 @@ less than a ply; the driver speaks whole plies, :func:`search_child` converts):
 
 * a position whose side to move has a capture is never a leaf: at depth <= 0
   the search goes on through the (forced) captures, so the evaluation only
-  ever sees quiet positions, and never one whose side to move has no step
-  either (that side has lost: a static score would miss it);
+  ever sees quiet positions; a node whose side to move has neither a capture
+  nor a step is lost at once, before any static score is read (a shut-in
+  side may be ahead on material);
 * a position with a single legal move is searched without spending depth
   (single-reply extension; capture chains are mostly single replies);
 * shots at quiet leaves (the idea of Cake's quiescence search): a quiet leaf
@@ -455,6 +456,10 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
         return alpha
 
     capt = mg.has_capture(black, white, kings, stm)
+    if not capt and mg.count_quiet(black, white, kings, stm) == 0:
+        # no capture and no step: the side to move has lost, before a static score (a leaf's, reverse
+        # futility's, truncation's) can call a shut-in side that is ahead on material good
+        return -MATE + ply
     threat = False
     shot = False         # a quiet leaf that tries only its sacrifices, standing on its static score
     stand = -INF
@@ -463,8 +468,6 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
             # the opponent threatens a capture: the static score would miss it, look one move further
             threat = True
         else:
-            if mg.count_quiet(black, white, kings, stm) == 0:
-                return -MATE + ply       # no capture and no step: the side to move has lost (no static score)
             stand = _static(black, white, kings, stm, key, ply, ws, ev, nn)
             # a side just below alpha may have a shot (give a man, take more back): the static score cannot
             # see it, so its sacrifices are searched through the captures that follow
