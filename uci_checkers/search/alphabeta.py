@@ -535,9 +535,7 @@ def _ab(black, white, kings, stm, key, depth, alpha, beta, ply, qp, ws, tt, eg, 
         tmove = ttm.probe(tt, key)[1]
 
     start = W_MOVES + ply * MAXM
-    n = _gen(black, white, kings, stm, capt, ws, start)
-    if n == 0:
-        return -MATE + ply
+    n = _gen(black, white, kings, stm, capt, ws, start)     # n > 0: a side without a move returned above
 
     # single reply: do not spend depth on a forced move (bounded by ply)
     if threat or shot:
