@@ -16,14 +16,17 @@ from uci_checkers.search.alphabeta import W_NNPOS, WS_SIZE, SearchLimits, Search
 from test_evaluate import mirror, random_positions
 
 
-def random_net(seed: int = 3) -> np.ndarray:
-    """Quantised weights of plausible size (first-layer rows of a few QA, so the clipping matters)."""
+def random_net(seed: int = 3, layers: int = 1) -> np.ndarray:
+    """Quantised weights of plausible size (first-layer rows of a few QA, so the clipping matters), with
+    one first layer or one per game phase (``layers`` N_PHASES), each its own."""
     rng = np.random.default_rng(seed)
-    net = np.zeros(N.NET_SIZE, dtype=np.int32)
-    net[N.O_W1:N.O_B1] = rng.integers(-40, 41, N.N_IN * N.H)
-    net[N.O_B1:N.O_BUCKETS] = rng.integers(-30, 90, N.H)
+    net = np.zeros(N.net_size(layers), dtype=np.int32)
+    for layer in range(layers):
+        ft = layer * N.FT_SIZE
+        net[ft + N.O_W1:ft + N.O_B1] = rng.integers(-40, 41, N.N_IN * N.H)
+        net[ft + N.O_B1:ft + N.FT_SIZE] = rng.integers(-30, 90, N.H)
     for b in range(N.N_BUCKETS):
-        base = N.O_BUCKETS + b * N.BUCKET_SIZE
+        base = N.buckets_at(layers) + b * N.BUCKET_SIZE
         net[base + N.B_W2:base + N.B_B2] = rng.integers(-12, 13, N.L2 * 2 * N.H)
         net[base + N.B_B2:base + N.B_W3] = rng.integers(-3000, 9000, N.L2)
         net[base + N.B_W3:base + N.B_B3] = rng.integers(-40, 41, N.L3 * N.L2)
@@ -49,25 +52,37 @@ def reference_inputs(pos: Position, persp: int) -> list[int]:
     return out
 
 
+def reference_phase(pos: Position) -> int:
+    """GuiNN's four nets, spelt out: at most 6 pieces, at most 8, a king on the board, no king."""
+    pieces = [pos.piece_at(s) for s in range(1, 33) if pos.piece_at(s) is not None]
+    if len(pieces) <= 6:
+        return 0
+    if len(pieces) <= 8:
+        return 1
+    return 2 if any(p.isupper() for p in pieces) else 3
+
+
 def reference_eval(pos: Position, net: np.ndarray) -> int:
-    """The quantised forward pass in plain Python integers."""
+    """The quantised forward pass in plain Python integers (one first layer, or the position's phase's)."""
     w = [int(x) for x in net]
     H = N.H
+    layers = 1 if len(w) == N.NET_SIZE else N.N_PHASES
+    ft = (reference_phase(pos) if layers > 1 else 0) * N.FT_SIZE
 
     def clip(x):
         return max(0, min(N.QA, x))
 
     accs = []
     for persp in (pos.turn, 1 - pos.turn):
-        a = [w[N.O_B1 + j] for j in range(H)]
+        a = [w[ft + N.O_B1 + j] for j in range(H)]
         for f in reference_inputs(pos, persp):
             for j in range(H):
-                a[j] += w[N.O_W1 + f * H + j]
+                a[j] += w[ft + N.O_W1 + f * H + j]
         accs.append([clip(x) for x in a])
     x = accs[0] + accs[1]
     pieces = sum(1 for s in range(1, 33) if pos.piece_at(s) is not None)
     bucket = min(N.N_BUCKETS - 1, max(0, (pieces - 1) // 6))
-    base = N.O_BUCKETS + bucket * N.BUCKET_SIZE
+    base = (N.FT_SIZE * layers) + bucket * N.BUCKET_SIZE
     h2 = [clip((sum(x[j] * w[base + N.B_W2 + i * 2 * H + j] for j in range(2 * H)) + w[base + N.B_B2 + i]) // N.QB)
           for i in range(N.L2)]
     h3 = [clip((sum(h2[j] * w[base + N.B_W3 + i * N.L2 + j] for j in range(N.L2)) + w[base + N.B_B3 + i]) // N.QB)
@@ -87,7 +102,7 @@ def test_features_match_the_reference():
             for f in range(N.N_IN):     # one-hot rows: the accumulator counts each input's uses
                 net[:] = 0
                 net[N.O_W1 + f * N.H] = 1
-                N.refresh(pos.black, pos.white, pos.kings, N.kernel_net(net), acc, 0)
+                N.refresh(pos.black, pos.white, pos.kings, N.kernel_net(net), acc, 0, 0)
                 got += [f] * int(acc[persp * N.H])
             assert got == want, pos.fen()
 
@@ -151,29 +166,44 @@ def test_byte_layers_without_vnni_match_the_reference(tmp_path, cpu):
     assert got["scores"] == [reference_eval(p, net) for p in positions]
 
 
-def test_kernel_forward_pass_matches_the_reference():
-    net = random_net()
+@pytest.mark.parametrize("layers", [1, N.N_PHASES])
+def test_kernel_forward_pass_matches_the_reference(layers):
+    net = random_net(layers=layers)
     knet = N.kernel_net(net)
     acc = N.new_accumulators()
     scores = set()
-    for pos in random_positions(60, seed=5):
+    phases = set()
+    for pos in random_positions(120, seed=5, max_plies=120):
         got = int(N.evaluate_position(pos.black, pos.white, pos.kings, pos.turn, knet, acc))
         assert got == reference_eval(pos, net), pos.fen()
         scores.add(got)
+        phases.add(reference_phase(pos))
     assert len(scores) > 20          # the random net is not degenerate (all clipped to one value)
+    assert phases == {0, 1, 2, 3}    # every phase's first layer was read
 
 
-def test_colour_symmetry_with_any_weights():
-    net = N.kernel_net(random_net(seed=8))
+def test_phase_table_matches_the_reference():
+    knet = N.kernel_net(random_net(layers=N.N_PHASES))
+    for pos in random_positions(200, seed=15, max_plies=120):
+        assert N.phase_rows(knet, pos.black, pos.white, pos.kings) == reference_phase(pos) * N.ROWS16
+    one = N.kernel_net(random_net())
+    assert {N.phase_rows(one, p.black, p.white, p.kings) for p in random_positions(50, seed=15)} == {0}
+
+
+@pytest.mark.parametrize("layers", [1, N.N_PHASES])
+def test_colour_symmetry_with_any_weights(layers):
+    net = N.kernel_net(random_net(seed=8, layers=layers))
     acc = N.new_accumulators()
-    for pos in random_positions(60, seed=9):
+    for pos in random_positions(60, seed=9, max_plies=120):
         m = mirror(pos)
         assert N.evaluate_position(pos.black, pos.white, pos.kings, pos.turn, net, acc) == \
             N.evaluate_position(m.black, m.white, m.kings, m.turn, net, acc), pos.fen()
 
 
-def test_incremental_updates_equal_a_full_recompute_along_random_games():
-    net = N.kernel_net(random_net(seed=4))
+@pytest.mark.parametrize("layers, layer", [(1, 0), (N.N_PHASES, 0), (N.N_PHASES, 3)])
+def test_incremental_updates_equal_a_full_recompute_along_random_games(layers, layer):
+    net = N.kernel_net(random_net(seed=4, layers=layers))
+    rows = layer * N.ROWS16
     acc = N.new_accumulators()
     fresh = N.new_accumulators()
     rng = random.Random(2)
@@ -181,15 +211,15 @@ def test_incremental_updates_equal_a_full_recompute_along_random_games():
     taken = set()                     # pieces captured by a move: update's three paths (0, 1, more)
     for _ in range(12):
         pos = Position.start()
-        N.refresh(pos.black, pos.white, pos.kings, net, acc, 0)
+        N.refresh(pos.black, pos.white, pos.kings, net, acc, 0, rows)
         for _ in range(150):
             moves = pos.legal_moves()
             if not moves:
                 break
             nxt = pos.play(rng.choice(moves))         # captures, multi-jumps and crowning included
-            N.update(pos.black, pos.white, pos.kings, nxt.black, nxt.white, nxt.kings, net, acc, 0, 1)
+            N.update(pos.black, pos.white, pos.kings, nxt.black, nxt.white, nxt.kings, net, acc, 0, 1, rows)
             acc[:N.ROW] = acc[N.ROW:2 * N.ROW]
-            N.refresh(nxt.black, nxt.white, nxt.kings, net, fresh, 0)
+            N.refresh(nxt.black, nxt.white, nxt.kings, net, fresh, 0, rows)
             assert np.array_equal(acc[:N.ROW], fresh[:N.ROW]), nxt.fen()
             taken.add(min(2, bin(pos.black | pos.white).count("1") - bin(nxt.black | nxt.white).count("1")))
             pos = nxt
@@ -198,33 +228,40 @@ def test_incremental_updates_equal_a_full_recompute_along_random_games():
     assert taken == {0, 1, 2}
 
 
-def test_lazy_stack_equals_a_full_recompute_through_a_random_tree():
+@pytest.mark.parametrize("layers", [1, N.N_PHASES])
+def test_lazy_stack_equals_a_full_recompute_through_a_random_tree(layers):
     """The search's use: enter nodes depth-first (note_position), evaluate some of them (evaluate_at),
-    leave them in any order; every score equals the from-scratch evaluation."""
-    net = N.kernel_net(random_net(seed=6))
-    nn = N.thread_array(random_net(seed=6))
+    leave them in any order; every score equals the from-scratch evaluation, also where a move changes
+    the phase (a phase network's first layer) between a computed ancestor and the node."""
+    net = N.kernel_net(random_net(seed=6, layers=layers))
+    nn = N.thread_array(random_net(seed=6, layers=layers))
     scratch = N.new_accumulators()
     ws = np.zeros(WS_SIZE, dtype=np.int64)
     rng = random.Random(7)
     checked = 0
+    crossed = 0                       # evaluations whose parent is of another phase
 
-    def visit(pos: Position, ply: int) -> None:
-        nonlocal checked
+    def visit(pos: Position, ply: int, parent_phase: int) -> None:
+        nonlocal checked, crossed
         N.note_position(ws, W_NNPOS, ply, pos.black, pos.white, pos.kings)
+        phase = reference_phase(pos)
         if rng.random() < 0.4:
             got = int(N.evaluate_at(ws, W_NNPOS, ply, pos.turn, nn))
             assert got == int(N.evaluate_position(pos.black, pos.white, pos.kings, pos.turn, net, scratch))
             checked += 1
+            crossed += phase != parent_phase
         if ply >= 9:
             return
         moves = pos.legal_moves()
         for m in rng.sample(moves, min(len(moves), 2)):
-            visit(pos.play(m), ply + 1)
+            visit(pos.play(m), ply + 1, phase)
 
-    for start in random_positions(6, seed=3, max_plies=30):
+    starts = random_positions(6, seed=3, max_plies=30) + random_positions(6, seed=4, max_plies=110)
+    for start in starts:
         for m in start.legal_moves():          # the root's children are ply 1, as in the search
-            visit(start.play(m), 1)
+            visit(start.play(m), 1, reference_phase(start))
     assert checked > 1000
+    assert crossed > 10
 
 
 # --- the weights file ---------------------------------------------------------------------------
@@ -266,10 +303,26 @@ def test_network_file_round_trip_and_refusals(tmp_path):
         W.save_network(tmp_path / "big.weights", big, {})
 
 
+def test_a_phase_network_file_round_trip(tmp_path):
+    net = random_net(layers=N.N_PHASES)
+    W.save_network(tmp_path / "p.weights", net, {"test": True})
+    loaded = W.load_weights(tmp_path / "p.weights")
+    assert loaded.header["layout"] == N.PHASE_LAYOUT and loaded.header["size"] == N.PHASE_NET_SIZE
+    assert np.array_equal(loaded.table, net)
+    big = net.copy()
+    big[3 * N.FT_SIZE + 7:3 * N.FT_SIZE + 24 * N.H:N.H] = 1400    # the last phase's neuron 7 only
+    with pytest.raises(ValueError, match="int16 accumulators"):
+        W.save_network(tmp_path / "big.weights", big, {})
+    with pytest.raises(ValueError, match="shape"):
+        W.save_network(tmp_path / "odd.weights", net[:-N.FT_SIZE], {})
+
+
 def test_the_layout_name_describes_the_network_sizes():
     # one home for the name (search.layouts, read without numba); it must change when the sizes do
     assert N.LAYOUT == f"nnue-2x{N.N_IN}-{N.H}x2-crelu-{N.N_BUCKETS}x{N.L2}x{N.L3}x1-qa{N.QA}-qb{N.QB}"
-    assert W.EVALUATIONS[N.LAYOUT] == W.KIND_NETWORK
+    assert N.PHASE_LAYOUT == \
+        f"nnue-2x{N.N_IN}-{N.N_PHASES}phasex{N.H}x2-crelu-{N.N_BUCKETS}x{N.L2}x{N.L3}x1-qa{N.QA}-qb{N.QB}"
+    assert W.EVALUATIONS[N.LAYOUT] == W.EVALUATIONS[N.PHASE_LAYOUT] == W.KIND_NETWORK
 
 
 def test_the_shipped_files_and_their_kinds():
@@ -292,8 +345,9 @@ def test_the_shipped_network_knows_material(fen):
 
 
 # --- the search with a network ------------------------------------------------------------------
-def test_search_with_a_network_is_reproducible_and_uses_it(tmp_path):
-    weights = W.save_network(tmp_path / "n.weights", random_net(seed=1), {"test": True})
+@pytest.mark.parametrize("layers", [1, N.N_PHASES])
+def test_search_with_a_network_is_reproducible_and_uses_it(tmp_path, layers):
+    weights = W.save_network(tmp_path / "n.weights", random_net(seed=1, layers=layers), {"test": True})
     game = Game.from_moves(Position.start(), ["11-15", "23-19", "8-11"])
     stop = np.zeros(1, dtype=np.int64)
     first = Searcher(1, weights).search(game, SearchLimits(depth=7), None, stop)

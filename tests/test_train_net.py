@@ -39,17 +39,24 @@ def test_views_are_the_kernels_inputs():
         assert sorted(np.flatnonzero(w)) == sorted(reference_inputs(pos, 1))
 
 
-def test_quantised_network_follows_the_float_model():
-    model = T.make_model(seed=5)
+@pytest.mark.parametrize("layers", [1, N.N_PHASES])
+def test_quantised_network_follows_the_float_model(layers):
+    model = T.make_model(seed=5, layers=layers)
     with torch.no_grad():               # larger first-layer weights than the initialisation: many clip
         model.ft.weight.mul_(4.0)
         model.ft.bias.add_(0.3)
+        if layers > 1:                  # phases that differ from the shared layer, each its own way
+            g = torch.Generator().manual_seed(6)
+            model.ft_phase.weight.copy_(0.3 * torch.randn(model.ft_phase.weight.shape, generator=g))
+            model.ft_phase_bias.copy_(0.2 * torch.randn(model.ft_phase_bias.shape, generator=g))
     scale = 75.0
     net = T.quantise(model, scale)
+    assert N.first_layers(net) == layers
     knet = N.kernel_net(net)
     acc = N.new_accumulators()
-    positions = random_positions(200, seed=22)
+    positions = random_positions(300, seed=22, max_plies=120)
     data = position_set(positions)
+    assert set(T.phases(data)) == {0, 1, 2, 3}      # every phase's layer is compared
     z = T._Tensors(torch, data, np.zeros(len(positions))).logits(torch, model)
     diffs = []
     for pos, zi in zip(positions, z):
@@ -84,19 +91,26 @@ def shards(tmp_path_factory) -> Path:
     return out
 
 
-def test_training_is_reproducible_and_writes_a_network_file(shards, tmp_path):
+@pytest.mark.parametrize("layers", [1, N.N_PHASES])
+def test_training_is_reproducible_and_writes_a_network_file(shards, tmp_path, layers):
     data = load_shards([shards])
-    cfg = T.NetConfig(epochs=2, batch=128, val_share=0.25, seed=3)
+    cfg = T.NetConfig(epochs=2, batch=128, val_share=0.25, seed=3, phases=layers)
     net1, report = T.train(data, cfg, progress=None)
     net2, _ = T.train(data, cfg, progress=None)
-    assert np.array_equal(net1, net2)
+    assert np.array_equal(net1, net2) and N.first_layers(net1) == layers
     assert report["history"][1]["train_loss"] < report["history"][0]["train_loss"]
+    if layers > 1:                      # the phases present in the data have moved apart
+        ft = [net1[p * N.FT_SIZE:(p + 1) * N.FT_SIZE] for p in range(layers)]
+        present = sorted(set(T.phases(data)))
+        assert len(present) > 1 and not np.array_equal(ft[present[0]], ft[present[-1]])
     out = tmp_path / "n.weights"
     proc = subprocess.run([sys.executable, "-m", "uci_checkers", "train-net", "--data", str(shards), "--epochs", "1",
-                           "--batch", "128", "--out", str(out)], cwd=REPO, capture_output=True, text=True,
-                          timeout=600)
+                           "--batch", "128", "--phases", str(layers), "--out", str(out)], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
-    assert W.load_weights(out).kind == W.KIND_NETWORK
+    loaded = W.load_weights(out)
+    assert loaded.kind == W.KIND_NETWORK
+    assert loaded.header["layout"] == (N.LAYOUT if layers == 1 else N.PHASE_LAYOUT)
 
 
 def test_bad_input_is_one_line(tmp_path):

@@ -14,6 +14,11 @@ with cross-entropy against the soft target (Adam, minibatches).  The best valida
 kept, then quantised (:func:`quantise`).  Exit status 1 (nothing written) if the quantised network
 would leave the kernels' integer ranges (``nnue.check_ranges``).
 
+``--phases 4`` fits a network with one first layer per game phase (``nnue.PHASE_LAYOUT``: at most 6
+pieces, 7-8, more with a king, more without, GuiNN's four nets): a shared first layer plus each phase's
+own difference, which starts at zero, so a phase with few positions stays near the shared layer; the
+quantised layer of a phase is the sum.
+
 ``--oversample K`` repeats every training position with at least ``--oversample-from`` pieces K
 times (:func:`oversampled_rows`; the validation set stays as it is), to weight the early middle game,
 where games are decided, against the endgames that most self-play positions are.
@@ -82,6 +87,12 @@ def buckets(data: PositionSet) -> np.ndarray:
     return np.clip((piece_counts(data.black, data.white) - 1) // 6, 0, N.N_BUCKETS - 1)
 
 
+def phases(data: PositionSet) -> np.ndarray:
+    """``nnue.phase_of`` of every position: the first layer a phase network uses for it."""
+    n = piece_counts(data.black, data.white)
+    return np.where(n <= 6, 0, np.where(n <= 8, 1, np.where(data.kings != 0, 2, 3))).astype(np.int64)
+
+
 def oversampled_rows(data: PositionSet, from_pieces: int, copies: int) -> np.ndarray:
     """The rows to append to a training set so that every position with at least ``from_pieces``
     pieces appears ``copies`` times: those rows in order, ``copies - 1`` times over.
@@ -96,7 +107,8 @@ def oversampled_rows(data: PositionSet, from_pieces: int, copies: int) -> np.nda
 
 
 # --- the model ------------------------------------------------------------------------------------
-def make_model(seed: int):
+def make_model(seed: int, layers: int = 1):
+    """The float network with one first layer, or (``layers`` ``N_PHASES``) one per game phase."""
     torch = _torch()
     nn = torch.nn
 
@@ -105,13 +117,27 @@ def make_model(seed: int):
 
         def __init__(self) -> None:
             super().__init__()
+            self.layers = layers
             self.ft = nn.Linear(N.N_IN, N.H)
             self.l2 = nn.Linear(2 * N.H, N.L2 * N.N_BUCKETS)
             self.l3 = nn.Linear(N.L2, N.L3 * N.N_BUCKETS)
             self.out = nn.Linear(N.L3, N.N_BUCKETS)
+            if layers > 1:            # each phase's difference from the shared first layer, from zero
+                self.ft_phase = nn.Linear(N.N_IN * layers, N.H, bias=False)
+                self.ft_phase_bias = nn.Parameter(torch.zeros(layers, N.H))
+                nn.init.zeros_(self.ft_phase.weight)
 
-        def forward(self, xs, xo, bucket):
-            a = torch.clamp(torch.cat([self.ft(xs), self.ft(xo)], dim=1), 0.0, 1.0)
+        def first_layer(self, x, phase):
+            y = self.ft(x)
+            if self.layers == 1:
+                return y
+            # the inputs in the phase's block of N_IN columns (zeros elsewhere): one matrix product
+            hot = torch.nn.functional.one_hot(phase, self.layers).to(x.dtype)
+            spread = (hot[:, :, None] * x[:, None, :]).reshape(x.shape[0], self.layers * N.N_IN)
+            return y + self.ft_phase(spread) + self.ft_phase_bias[phase]
+
+        def forward(self, xs, xo, bucket, phase):
+            a = torch.clamp(torch.cat([self.first_layer(xs, phase), self.first_layer(xo, phase)], dim=1), 0.0, 1.0)
             rows = torch.arange(a.shape[0])
             h2 = self.l2(a).view(-1, N.N_BUCKETS, N.L2)[rows, bucket]
             h2 = torch.clamp(h2, 0.0, 1.0)
@@ -125,16 +151,23 @@ def make_model(seed: int):
 def quantise(model, scale: float) -> np.ndarray:
     """The float model as the integer net array of ``nnue`` (output in centi-men: ``scale`` per logit)."""
     sd = {k: v.detach().double().numpy() for k, v in model.state_dict().items()}
-    net = np.zeros(N.NET_SIZE, dtype=np.int64)
-    net[N.O_W1:N.O_B1] = np.rint(sd["ft.weight"].T * N.QA).ravel()          # feature-major
-    net[N.O_B1:N.O_BUCKETS] = np.rint(sd["ft.bias"] * N.QA)
+    layers = model.layers
+    net = np.zeros(N.net_size(layers), dtype=np.int64)
+    for layer in range(layers):
+        w1, b1 = sd["ft.weight"].T, sd["ft.bias"]
+        if layers > 1:            # the shared layer plus the phase's difference
+            w1 = w1 + sd["ft_phase.weight"].T[layer * N.N_IN:(layer + 1) * N.N_IN]
+            b1 = b1 + sd["ft_phase_bias"][layer]
+        ft = layer * N.FT_SIZE
+        net[ft + N.O_W1:ft + N.O_B1] = np.rint(w1 * N.QA).ravel()          # feature-major
+        net[ft + N.O_B1:ft + N.FT_SIZE] = np.rint(b1 * N.QA)
     w2 = sd["l2.weight"].reshape(N.N_BUCKETS, N.L2, 2 * N.H)
     b2 = sd["l2.bias"].reshape(N.N_BUCKETS, N.L2)
     w3 = sd["l3.weight"].reshape(N.N_BUCKETS, N.L3, N.L2)
     b3 = sd["l3.bias"].reshape(N.N_BUCKETS, N.L3)
     wo, bo = sd["out.weight"], sd["out.bias"]
     for b in range(N.N_BUCKETS):
-        base = N.O_BUCKETS + b * N.BUCKET_SIZE
+        base = N.buckets_at(layers) + b * N.BUCKET_SIZE
         # the small hidden layers run as byte dot products: their weights are clipped to bytes
         # (|w| < 2 at QB 64; trained networks stay far inside: n12's largest is 53, n14's 83, n15's 85)
         net[base + N.B_W2:base + N.B_B2] = np.clip(np.rint(w2[b] * N.QB), -128, 127).ravel()
@@ -164,6 +197,7 @@ class NetConfig:
     scale: Optional[float] = None
     oversample_from: int = 13       # with oversample > 1: positions with at least this many pieces ...
     oversample: int = 1             # ... appear this many times in the training set (not in validation)
+    phases: int = 1                 # first layers: 1, or nnue.N_PHASES (one per game phase)
 
 
 class _Tensors:
@@ -176,6 +210,7 @@ class _Tensors:
         self.xs = torch.from_numpy(np.where(stm, xw, xb))
         self.xo = torch.from_numpy(np.where(stm, xb, xw))
         self.bucket = torch.from_numpy(buckets(data))
+        self.phase = torch.from_numpy(phases(data))
         self.t = torch.from_numpy(t.astype(np.float32))
 
     def __len__(self) -> int:
@@ -189,6 +224,7 @@ class _Tensors:
         self.xs = torch.cat([self.xs, self.xs[r]])
         self.xo = torch.cat([self.xo, self.xo[r]])
         self.bucket = torch.cat([self.bucket, self.bucket[r]])
+        self.phase = torch.cat([self.phase, self.phase[r]])
         self.t = torch.cat([self.t, self.t[r]])
 
     def logits(self, torch, model, rows=None, chunk: int = 65536) -> np.ndarray:
@@ -197,7 +233,8 @@ class _Tensors:
         with torch.no_grad():
             for i in range(0, n, chunk):
                 r = torch.arange(i, min(n, i + chunk)) if rows is None else rows[i:i + chunk]
-                out.append(model(self.xs[r].float(), self.xo[r].float(), self.bucket[r]).double().numpy())
+                out.append(model(self.xs[r].float(), self.xo[r].float(), self.bucket[r],
+                                 self.phase[r]).double().numpy())
         return np.concatenate(out) if out else np.zeros(0)
 
 
@@ -218,7 +255,7 @@ def train(data: PositionSet, config: NetConfig, progress=sys.stderr,
     tr = _Tensors(torch, train_data, t_all[train_mask])
     tr.append_rows(torch, oversampled_rows(train_data, config.oversample_from, config.oversample))
     va = _Tensors(torch, data.subset(val_mask), (data.result / 2.0)[val_mask])   # validation: results
-    model = make_model(config.seed)
+    model = make_model(config.seed, config.phases)
     opt = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     sched = torch.optim.lr_scheduler.ExponentialLR(opt, config.lr_decay)
     gen = torch.Generator().manual_seed(config.seed)
@@ -258,7 +295,7 @@ def _epochs(torch, model, opt, sched, gen, lossf, tr: _Tensors, va: _Tensors, co
         total = 0.0
         for bi in range(nb):
             r = order[bi * config.batch:(bi + 1) * config.batch]
-            z = model(tr.xs[r].float(), tr.xo[r].float(), tr.bucket[r])
+            z = model(tr.xs[r].float(), tr.xo[r].float(), tr.bucket[r], tr.phase[r])
             loss = lossf(z, tr.t[r])
             opt.zero_grad()
             loss.backward()
@@ -304,6 +341,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                          "(default 1: no oversampling; the validation set is never oversampled)")
     ap.add_argument("--oversample-from", type=int, default=d.oversample_from, metavar="PIECES",
                     help=f"the piece count from which --oversample applies (default {d.oversample_from})")
+    ap.add_argument("--phases", type=int, choices=(1, N.N_PHASES), default=d.phases,
+                    help=f"first layers: 1 (default), or {N.N_PHASES}, one per game phase (at most 6 pieces, 7-8, "
+                         "more with a king, more without)")
     ap.add_argument("--seed", type=int, default=d.seed)
     ap.add_argument("--limit", type=int, default=None, help="use at most this many positions")
     ap.add_argument("--validate-pdn", default=None,
@@ -327,7 +367,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"uci-checkers train-net: {exc}", file=sys.stderr)
         return EXIT_USAGE
     config = NetConfig(args.epochs, args.batch, args.lr, args.lr_decay, args.weight_decay, args.val_share,
-                       args.score_weight, args.seed, args.scale, args.oversample_from, args.oversample)
+                       args.score_weight, args.seed, args.scale, args.oversample_from, args.oversample,
+                       args.phases)
     try:
         net, report = train(data, config, pdn=pdn)
     except TrainError as exc:

@@ -23,8 +23,9 @@ to its kind, and a file with any other layout is refused.
 
 * ``pattern``: the pattern tables of :mod:`uci_checkers.search.evaluate` (header ``nf`` and
   ``unit``): ``2 * nf`` weights, opening and endgame interleaved, in 1/unit centi-men;
-* ``network``: the network of :mod:`uci_checkers.search.nnue` (header ``size``): ``nnue.NET_SIZE``
-  quantised weights in the order that module gives.
+* ``network``: the network of :mod:`uci_checkers.search.nnue` (header ``size``): its quantised weights
+  in the order that module gives, ``nnue.NET_SIZES[layout]`` of them (one first layer, or one per
+  game phase).
 
 :func:`read_weights` checks a file without loading numba (the engine does it when
 ``setoption name EvalFile`` arrives, while its kernels may still compile); :func:`load_weights`
@@ -45,7 +46,7 @@ import numpy as np
 from ..util.atomicfile import write_bytes_atomic
 from ..util.framedfile import Framed, Framing
 from ..util.packagedata import data_path
-from .layouts import DEFAULT_NAME, NETWORK_LAYOUT, PATTERN_LAYOUT, PATTERN_NAME
+from .layouts import DEFAULT_NAME, NETWORK_LAYOUT, PATTERN_LAYOUT, PATTERN_NAME, PHASE_NETWORK_LAYOUT
 
 MAGIC = b"UCKWEIGHTS\n"
 FORMAT_VERSION = 1
@@ -53,7 +54,8 @@ KIND_PATTERN = "pattern"
 KIND_NETWORK = "network"
 
 # The evaluations this version has, by the layout their weights files name.
-EVALUATIONS: dict[str, str] = {PATTERN_LAYOUT: KIND_PATTERN, NETWORK_LAYOUT: KIND_NETWORK}
+EVALUATIONS: dict[str, str] = {PATTERN_LAYOUT: KIND_PATTERN, NETWORK_LAYOUT: KIND_NETWORK,
+                                PHASE_NETWORK_LAYOUT: KIND_NETWORK}
 
 
 class WeightsError(ValueError):
@@ -143,9 +145,10 @@ def check_usable(weights: EvalWeights) -> None:
     header = weights.header
     if weights.kind == KIND_NETWORK:
         from . import nnue
-        if header.get("size") != nnue.NET_SIZE or weights.table.shape != (nnue.NET_SIZE,):
+        size = nnue.NET_SIZES[header.get("layout")]
+        if header.get("size") != size or weights.table.shape != (size,):
             raise WeightsError(f"evaluation weights file {weights.path} holds {weights.table.size} network "
-                               f"weights, expected {nnue.NET_SIZE}")
+                               f"weights, expected {size}")
         try:
             nnue.check_ranges(weights.table)
         except ValueError as exc:
@@ -185,12 +188,14 @@ def save_weights(path: str | os.PathLike, table: np.ndarray, provenance: dict[st
 
 
 def save_network(path: str | os.PathLike, net: np.ndarray, provenance: dict[str, Any]) -> EvalWeights:
-    """Write a quantised network (``nnue.NET_SIZE`` integers) atomically with its header and checksum;
-    ValueError if the weights do not fit the kernels' exact arithmetic (``nnue.check_ranges``)."""
+    """Write a quantised network (one first layer or one per game phase: ``nnue.net_size``) atomically with
+    its header and checksum; ValueError if the weights do not fit the kernels' exact arithmetic
+    (``nnue.check_ranges``)."""
     from . import nnue
     arr = np.asarray(net)
     nnue.check_ranges(arr)
-    header = {"layout": NETWORK_LAYOUT, "size": nnue.NET_SIZE, "provenance": provenance}
+    layout = nnue.LAYOUT if nnue.first_layers(arr) == 1 else nnue.PHASE_LAYOUT
+    header = {"layout": layout, "size": arr.size, "provenance": provenance}
     return _write(path, header, arr)
 
 
