@@ -89,8 +89,8 @@ def buckets(data: PositionSet) -> np.ndarray:
 
 def phases(data: PositionSet) -> np.ndarray:
     """``nnue.phase_of`` of every position: the first layer a phase network uses for it."""
-    n = piece_counts(data.black, data.white)
-    return np.where(n <= 6, 0, np.where(n <= 8, 1, np.where(data.kings != 0, 2, 3))).astype(np.int64)
+    table = np.array([[N.phase_of(n, bool(k)) for k in (0, 1)] for n in range(N.MAX_PIECES + 1)], dtype=np.int64)
+    return table[piece_counts(data.black, data.white), (data.kings != 0).astype(np.int64)]
 
 
 def oversampled_rows(data: PositionSet, from_pieces: int, copies: int) -> np.ndarray:
