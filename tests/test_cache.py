@@ -86,6 +86,37 @@ def test_edit_of_a_constant_in_another_module_is_not_served_stale(tmp_path):
     assert third["misses"] >= 1 and third["cache_dir"] != first["cache_dir"]
 
 
+CAPTURES_SCRIPT = r"""
+import json
+import numpy as np
+from uci_checkers.rules import movegen as mg
+from uci_checkers.rules.position import Position
+p = Position.from_fen("B:W14,15,22,23,K7:B1,2,18,19,K26")
+moves = np.zeros(64, dtype=np.int64)
+paths = np.zeros(64, dtype=np.int64)
+n = int(mg.gen_captures(p.black, p.white, p.kings, p.turn, moves, paths, 0))
+print(json.dumps({"n": n, "overloads": len(mg._gen_chains.signatures)}))
+"""
+
+
+def test_a_first_compile_cut_short_leaves_a_cache_that_loads(tmp_path):
+    """A first run that ends while compiling (an engine quit during its warm-up) can leave the recursive
+    capture-chain kernel in the cache without its caller.  The next process compiles the caller and loads
+    the callee from the cache: with two overloads of the callee, one calling the other by a name only the
+    first process knew, that load aborted the process (LLVM "Symbol not found"); one overload loads."""
+    pkg = copy_package(tmp_path)
+    env = clean_env(tmp_path)
+    first = run_json(tmp_path, CAPTURES_SCRIPT, env)
+    assert first["n"] >= 2 and first["overloads"] == 1
+    cache = next((pkg / "__pycache__").glob("numba-*"))
+    callers = [f for f in cache.iterdir() if f.name.startswith("movegen.gen_captures-")]
+    assert callers and any(f.name.startswith("movegen._gen_chains-") for f in cache.iterdir())
+    for f in callers:                 # as if the first process had ended before it saved the caller
+        f.unlink()
+    again = run_json(tmp_path, CAPTURES_SCRIPT, env)
+    assert again == first
+
+
 PROBE_OUTER = '''
 from .util.jit import kernel
 from .probe_inner import inner

@@ -171,7 +171,10 @@ def gen_captures(black, white, kings, stm, moves, paths, start):
     us, them, crown = _capture_setup(black, white, kings, stm)
     empty = _SQ & ~(black | white)
     jumpers = capture_movers(us & ~kings, us & kings, them, empty, stm)
-    n = 0
+    # an int64 from the start: with a literal 0 numba compiles a second overload of the recursive
+    # _gen_chains that calls the first by a name only this process knows; a cache holding it without
+    # this caller (a first compile cut short) then aborts every later process that loads it
+    n = np.int64(0)
     while jumpers != 0:
         b = ctz(jumpers)
         jumpers &= jumpers - 1
