@@ -114,7 +114,7 @@ def extreme_byte_net() -> np.ndarray:
     net = random_net(seed=12)
     net[N.O_W1:N.O_B1] = rng.integers(-60, 200, N.N_IN * N.H)     # many inputs clipped at QA
     for b in range(N.N_BUCKETS):
-        base = N.O_BUCKETS + b * N.BUCKET_SIZE
+        base = N.buckets_at(1) + b * N.BUCKET_SIZE
         net[base + N.B_W2:base + N.B_B2] = rng.choice([-128, 127, -1, 0], N.L2 * 2 * N.H)
         net[base + N.B_W3:base + N.B_B3] = rng.choice([-128, 127, 3], N.L3 * N.L2)
     N.check_ranges(net)
@@ -290,15 +290,15 @@ def test_network_file_round_trip_and_refusals(tmp_path):
     big[N.O_W1 + 5 + 23 * N.H] = 0                 # one piece fewer on those rows: 23 * 1400 + bias fits
     N.check_ranges(big)
     big = net.copy()
-    big[N.O_BUCKETS + N.B_W3] = 128          # the small hidden layers' weights are bytes (clipped_layers)
+    big[N.buckets_at(1) + N.B_W3] = 128          # the small hidden layers' weights are bytes (clipped_layers)
     with pytest.raises(ValueError, match="byte range"):
         W.save_network(tmp_path / "big.weights", big, {})
     big = net.copy()
-    big[N.O_BUCKETS + N.B_B2] = 140_000       # 127 * (140,000 + weights) > 2^24: inexact
+    big[N.buckets_at(1) + N.B_B2] = 140_000       # 127 * (140,000 + weights) > 2^24: inexact
     with pytest.raises(ValueError, match="exact"):
         W.save_network(tmp_path / "big.weights", big, {})
     big = net.copy()
-    big[N.O_BUCKETS + N.B_WO:N.O_BUCKETS + N.B_BO] = 5000   # output sum 127 * 32 * 5000 > 2^24: inexact
+    big[N.buckets_at(1) + N.B_WO:N.buckets_at(1) + N.B_BO] = 5000   # output sum 127 * 32 * 5000 > 2^24: inexact
     with pytest.raises(ValueError, match="output weights"):
         W.save_network(tmp_path / "big.weights", big, {})
 

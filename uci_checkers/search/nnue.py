@@ -86,7 +86,6 @@ PHASE_LAYOUT = PHASE_NETWORK_LAYOUT
 O_W1 = 0                       # inside one first layer: W1, then B1
 O_B1 = O_W1 + N_IN * H
 FT_SIZE = O_B1 + H             # one first layer's integers
-O_BUCKETS = FT_SIZE            # the small layers of a one-layer network (``buckets_at`` for any)
 # offsets inside one bucket's block
 B_W2 = 0
 B_B2 = B_W2 + L2 * 2 * H
