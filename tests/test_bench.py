@@ -9,7 +9,7 @@ from uci_checkers.tools import bench
 from uci_checkers.rules.position import Position
 
 SIGNATURE_DEPTH = 9   # deep enough for internal iterative deepening to act (at depth 5 it never does)
-SIGNATURE = 420000  # the network n15 (default); verified pruning; truncation; history with malus; IID;
+SIGNATURE = 376581  # the network n17 (default; four first layers by phase); verified pruning; truncation; history with malus; IID;
 #                     the table score for the static score where it bounds it better; shots at quiet leaves;
 #                     a side with neither a capture nor a step has lost
 

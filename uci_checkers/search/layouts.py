@@ -13,5 +13,5 @@ NETWORK_LAYOUT = "nnue-2x128-192x2-crelu-4x16x32x1-qa127-qb64"
 PHASE_NETWORK_LAYOUT = "nnue-2x128-4phasex192x2-crelu-4x16x32x1-qa127-qb64"
 
 # the weights files in uci_checkers/data/
-DEFAULT_NAME = "eval-n15.weights"      # the network (n15): the default evaluation
+DEFAULT_NAME = "eval-n17.weights"      # the network (n17): the default evaluation
 PATTERN_NAME = "eval-w5.weights"       # the pattern tables (w5): selectable, and the eleven-man deck's
