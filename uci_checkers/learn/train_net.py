@@ -99,7 +99,7 @@ def oversampled_rows(data: PositionSet, from_pieces: int, copies: int) -> np.nda
 
     Games are decided in the early middle game, but most self-play positions are endgames (n15's
     data: 16.6% have 13 pieces or more), so an even weighting spends the shared first layer mostly
-    on endings (README, "How far it has come")."""
+    on endings (docs/measurements.md)."""
     if copies <= 1:
         return np.zeros(0, dtype=np.int64)
     rows = np.flatnonzero(piece_counts(data.black, data.white) >= from_pieces).astype(np.int64)

@@ -19,18 +19,18 @@ less than a ply; the driver speaks whole plies, :func:`search_child` converts):
   (``QsShotMargin``) tries the moves that give the opponent a capture, through
   the captures that follow, and otherwise stands on its static score: a shot
   (give a man, take more back) is what a static score cannot see (``QsShot``;
-  measured: see README, "How far it has come");
+  measured: see docs/measurements.md);
 * transposition table (:mod:`uci_checkers.search.tt`) with mate scores stored
   relative to the node;
 * internal iterative deepening: a principal-variation node that has no table
   move (and no capture) searches itself two plies shallower first, so that it
-  has one (measured: see README, "How far it has come");
+  has one (measured: see docs/measurements.md);
 * move ordering: table move, captures (most pieces, kings first), killers,
   promotions, history.  The history counter of a quiet move (per side, from and
   to square) rises when it is the best move of a node (a cut-off or a PV node's
   best) and falls when it was searched before the best one and failed, by
   ``8 * depth * (depth - 1)`` (capped), each change scaled down as the counter nears
-  +-HIST_MAX (GuiNN's update; measured: see README, "How far it has come");
+  +-HIST_MAX (GuiNN's update; measured: see docs/measurements.md);
 * late-move reductions of quiet moves, re-searched at full depth when they
   beat alpha;
 * verified pruning at non-PV nodes: a quiet move after which the static score
@@ -48,7 +48,7 @@ less than a ply; the driver speaks whole plies, :func:`search_child` converts):
 * reverse futility and truncation judge a quiet non-PV node by its static score,
   or by its table score where that bounds the position better (an exact score, a
   lower bound above the static score, an upper bound below it): a search result
-  knows more than the evaluation (measured: see README, "How far it has come");
+  knows more than the evaluation (measured: see docs/measurements.md);
 * a cache of static scores per thread (``_static``: 65,536 one-word entries in
   the workspace, keyed by the whole Zobrist key): about 30% of the static scores
   a search asks for were asked before (iterations, re-searches, the verified-pruning
